@@ -1,0 +1,62 @@
+// One block of memory carved into named tensors. A Layout is the plan (names, shapes,
+// offsets); an Arena is the block. Parameters, gradients and the two AdamW moments use one
+// Layout each in their own Arena, so zeroing gradients is one memset, an optimizer update is
+// one loop over a flat array, and a checkpoint is a walk over the Layout.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace potop {
+
+struct TensorSpec {
+  std::string name;
+  Shape shape;
+  size_t offset = 0;  // in floats, from the start of the block
+  size_t numel = 0;
+};
+
+class Layout {
+ public:
+  // Adds a tensor and returns its index. Every tensor starts on a 64-byte boundary so SIMD
+  // loads never straddle two tensors' cache lines.
+  size_t add(const std::string& name, const Shape& shape);
+  const std::vector<TensorSpec>& specs() const { return specs_; }
+  const TensorSpec* find(const std::string& name) const;
+  size_t total_floats() const { return total_; }
+  size_t total_bytes() const { return total_ * sizeof(float); }
+  // Sum of the tensors' own sizes (without alignment padding).
+  size_t count() const;
+
+ private:
+  std::vector<TensorSpec> specs_;
+  std::unordered_map<std::string, size_t> index_;
+  size_t total_ = 0;
+};
+
+class Arena {
+ public:
+  Arena() = default;
+  explicit Arena(const Layout& layout);  // zero-filled
+
+  float* data() const { return block_.get(); }
+  size_t floats() const { return floats_; }
+  size_t bytes() const { return floats_ * sizeof(float); }
+  float* at(const TensorSpec& spec) const { return block_.get() + spec.offset; }
+  TensorView view(const TensorSpec& spec) const { return {spec.name, spec.shape, at(spec)}; }
+  void zero();
+
+ private:
+  struct Free { void operator()(float* p) const; };
+  std::unique_ptr<float, Free> block_;
+  size_t floats_ = 0;
+};
+
+// Human-readable size: "1.50 MiB".
+std::string format_bytes(size_t bytes);
+
+}  // namespace potop

@@ -1,0 +1,25 @@
+// Two kinds of failure, kept apart on purpose:
+//  - potop::Error: the user's input is wrong (a file, a flag, a field, a request). It carries a
+//    one-line message naming the culprit; the CLI prints it and exits non-zero, the server
+//    answers 4xx. Library code throws it and never calls exit().
+//  - POTOP_CHECK: a contract between our own functions is broken (a bug). It aborts with
+//    file:line, because continuing would compute garbage.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace potop {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+[[noreturn]] void check_failed(const char* file, int line, const char* condition, const std::string& message);
+
+}  // namespace potop
+
+#define POTOP_CHECK(cond, ...)                                                           \
+  do {                                                                                   \
+    if (!(cond)) ::potop::check_failed(__FILE__, __LINE__, #cond, std::string{__VA_ARGS__}); \
+  } while (0)

@@ -1,0 +1,68 @@
+// Shared helpers for potop's unit tests: random inputs, error measures, finite differences,
+// and paths to the shared corpus and the PyTorch oracle.
+#pragma once
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "core/rng.h"
+
+namespace potop::testing {
+
+inline std::vector<float> random_vector(size_t n, uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(rng.normal()) * scale;
+  return v;
+}
+
+// Normalised mean squared error Σ(a-b)² / Σb² (ggml's NMSE): scale-free, so one threshold fits
+// tensors of any magnitude. Returns 0 when both are all zero.
+inline double nmse(const float* a, const double* ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    num += (a[i] - ref[i]) * (a[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den == 0 ? num : num / den;
+}
+
+inline double max_abs_diff(const float* a, const double* b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// Central finite difference of a scalar function f with respect to x[i]:
+//   (f(x + h e_i) - f(x - h e_i)) / 2h, evaluated in double where f supports it.
+inline double central_difference(const std::function<double()>& f, float* x, size_t i, float h) {
+  const float saved = x[i];
+  x[i] = saved + h;
+  const double plus = f();
+  x[i] = saved - h;
+  const double minus = f();
+  x[i] = saved;
+  return (plus - minus) / (2.0 * static_cast<double>(h));
+}
+
+inline std::filesystem::path source_dir() { return POTOP_SOURCE_DIR; }
+
+// ../shared/data/potop.txt beside the checkout, or empty when absent (tests then GTEST_SKIP).
+inline std::filesystem::path shared_corpus() {
+  auto p = source_dir().parent_path() / "shared" / "data" / "potop.txt";
+  return std::filesystem::exists(p) ? p : std::filesystem::path{};
+}
+
+// A fresh empty directory under the system temp dir, for one test.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("potop_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+}  // namespace potop::testing
