@@ -1,0 +1,92 @@
+#include "checkpoint/model_dir.h"
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace potop {
+
+namespace {
+
+constexpr const char* kConfigKey = "potop.config";
+constexpr const char* kVocabHashKey = "potop.vocab_hash";
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+nlohmann::json parse_json_file(const fs::path& path) {
+  const std::string text = read_file(path);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Error(path.string() + ": not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+void save_model_files(const fs::path& dir, const GPTConfig& config, const CharTokenizer& tokenizer,
+                      const nlohmann::json& training) {
+  nlohmann::json j = {{"model", to_json(config)}, {"training", training}};
+  write_file_atomic(dir / "config.json", j.dump(2) + "\n");
+  tokenizer.save(dir / "vocab.json");
+}
+
+void save_weights(const fs::path& path, const GPT& model, const CharTokenizer& tokenizer, Metadata metadata) {
+  std::vector<SafetensorsEntry> entries;
+  for (const TensorSpec& spec : model.layout().specs())
+    entries.push_back({spec.name, Dtype::F32, spec.shape, model.params().at(spec)});
+  metadata[kConfigKey] = to_json(model.config()).dump();
+  metadata[kVocabHashKey] = hex(tokenizer.hash());
+  metadata["format"] = "pt";  // what Hugging Face's loaders expect of GPT-2 weights
+  write_safetensors(path, entries, metadata);
+}
+
+void load_weights(const fs::path& path, GPT& model) { load_weights(SafetensorsFile(path), model); }
+
+void load_weights(const SafetensorsFile& file, GPT& model) {
+  const std::string& path = file.path();
+  for (const TensorSpec& spec : model.layout().specs()) {
+    if (!file.has(spec.name))
+      throw Error(path + ": tensor '" + spec.name + "' is missing (the checkpoint does not match config.json)");
+    file.copy_f32_into(spec.name, model.params().at(spec), spec.shape);
+  }
+  for (const std::string& name : file.names()) {
+    if (!model.layout().find(name))
+      throw Error(path + ": unexpected tensor '" + name + "' (the checkpoint does not match config.json)");
+  }
+}
+
+LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
+  if (!fs::exists(dir)) throw Error(dir.string() + ": model directory does not exist");
+  if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory from potop train)");
+  const fs::path config_path = dir / "config.json";
+  if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory from potop train?)");
+
+  LoadedModel out;
+  const nlohmann::json j = parse_json_file(config_path);
+  if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
+  update_from_json(out.config, j.at("model"), config_path.string() + ": model");
+  out.config.validate(config_path.string());
+  out.training = j.value("training", nlohmann::json::object());
+  out.tokenizer = CharTokenizer::load(dir / "vocab.json");
+  if (out.tokenizer.size() != out.config.vocab_size)
+    throw Error((dir / "vocab.json").string() + ": holds " + std::to_string(out.tokenizer.size()) +
+                " characters but config.json says vocab_size " + std::to_string(out.config.vocab_size));
+
+  if (which.empty()) out.weights = fs::exists(dir / "best.safetensors") ? dir / "best.safetensors" : dir / "latest.safetensors";
+  else if (which == "best" || which == "latest") out.weights = dir / (which + ".safetensors");
+  else out.weights = which;
+  if (!fs::exists(out.weights)) throw Error(out.weights.string() + ": checkpoint not found");
+
+  out.model = std::make_unique<GPT>(out.config);
+  const SafetensorsFile file(out.weights);
+  load_weights(file, *out.model);
+  out.metadata = file.metadata();
+  auto hash = out.metadata.find(kVocabHashKey);
+  if (hash != out.metadata.end() && hash->second != hex(out.tokenizer.hash()))
+    throw Error(out.weights.string() + ": was trained with a different vocabulary than " + (dir / "vocab.json").string());
+  return out;
+}
+
+}  // namespace potop

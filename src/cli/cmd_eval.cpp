@@ -1,0 +1,71 @@
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/model_dir.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/threads.h"
+#include "data/dataset.h"
+#include "data/text_file.h"
+
+namespace potop::cli {
+
+namespace {
+
+struct EvalArgs {
+  std::string model, checkpoint, data;
+  int batch_size = 16, stride = 0, threads = 0;
+  bool json = false;
+};
+
+}  // namespace
+
+Run add_eval(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and bits per character of a model on a text file");
+  auto a = std::make_shared<EvalArgs>();
+  cmd->add_option("--model", a->model, "model directory written by potop train")->required();
+  cmd->add_option("--data", a->data, "UTF-8 text file to score")->required();
+  cmd->add_option("--checkpoint", a->checkpoint, "best, latest or a .safetensors path (default: best, else latest)");
+  cmd->add_option("--batch-size", a->batch_size, "windows per forward pass")->capture_default_str();
+  cmd->add_option("--stride", a->stride, "window advance; 0 = block size (non-overlapping)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "threads to use (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  return [a]() {
+    if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
+    if (a->threads < 0 || a->threads > 4 * hardware_threads())
+      throw Error("--threads must be between 0 and " + std::to_string(4 * hardware_threads()));
+    set_threads(a->threads > 0 ? a->threads : hardware_threads());
+    LoadedModel m = load_model_dir(a->model, a->checkpoint);
+    const std::u32string text = read_utf8_file(a->data);
+    const std::vector<int> tokens = m.tokenizer.encode(text, a->data);
+    const int B = a->batch_size, T = m.config.block_size;
+    const std::vector<EvalWindow> windows = eval_windows(tokens.size(), T, a->stride);
+    if (windows.empty()) throw Error(a->data + ": needs at least 2 characters to score");
+    std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
+    double sum = 0;
+    long counted = 0;
+    for (size_t first = 0; first < windows.size(); first += B) {
+      const int n = fill_eval_batch(x.data(), y.data(), tokens, windows, first, B, T);
+      m.model->forward(x.data(), y.data(), B, T);
+      for (size_t i = 0; i < x.size(); ++i)
+        if (y[i] >= 0) sum += m.model->losses()[i];
+      counted += n;
+    }
+    const double loss = sum / counted;
+    const double perplexity = std::exp(loss), bits = loss / std::log(2.0);
+    if (a->json) {
+      std::printf("%s\n", nlohmann::json{{"loss", loss}, {"perplexity", perplexity}, {"bits_per_char", bits},
+                                         {"tokens", counted}, {"checkpoint", m.weights.string()}}
+                              .dump()
+                              .c_str());
+    } else {
+      std::printf("%s (%s): %ld characters scored\nloss %.4f | perplexity %.3f | bits/char %.4f\n", a->data.c_str(),
+                  m.weights.string().c_str(), counted, loss, perplexity, bits);
+    }
+    return 0;
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,15 @@
+// Subcommands of the potop binary. Each adds its flags to the app and returns the function
+// that runs it after parsing.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace potop::cli {
+
+using Run = std::function<int()>;
+
+Run add_train(CLI::App& app);
+Run add_sample(CLI::App& app);
+Run add_eval(CLI::App& app);
+
+}  // namespace potop::cli

@@ -1,0 +1,225 @@
+#include "core/file_io.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace potop {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Blocks SIGXFSZ in this thread while a file is written, so exceeding RLIMIT_FSIZE makes
+// write() fail with EFBIG instead of killing the process. If our own write raised the signal,
+// it is consumed before the old mask comes back.
+class BlockFileSizeSignal {
+ public:
+  BlockFileSizeSignal() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~BlockFileSizeSignal() {
+    if (raised_ && !sigismember(&old_, SIGXFSZ)) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      if (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        const timespec zero{0, 0};
+        while (sigtimedwait(&set_, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  BlockFileSizeSignal(const BlockFileSizeSignal&) = delete;
+  BlockFileSizeSignal& operator=(const BlockFileSizeSignal&) = delete;
+
+  void note_raised() { raised_ = true; }
+
+ private:
+  sigset_t set_{};
+  sigset_t old_{};
+  bool raised_ = false;
+};
+
+class FdSink final : public FileSink {
+ public:
+  FdSink(int fd, const fs::path& target, BlockFileSizeSignal& signal)
+      : fd_(fd), target_(target), signal_(signal) {
+    buffer_.reserve(kBufferBytes);
+  }
+
+  void write(const void* data, size_t size) override {
+    const char* p = static_cast<const char*>(data);
+    if (size >= kBufferBytes / 2) {
+      flush();
+      write_all(p, size);
+    } else {
+      if (buffer_.size() + size > kBufferBytes) flush();
+      buffer_.insert(buffer_.end(), p, p + size);
+    }
+    written_ += size;
+  }
+  using FileSink::write;
+
+  size_t written() const override { return written_; }
+
+  void flush() {
+    if (buffer_.empty()) return;
+    write_all(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kBufferBytes = size_t{1} << 20;
+  static constexpr size_t kMaxWrite = size_t{1} << 30;  // Linux caps one write() near 2 GiB
+
+  void write_all(const char* p, size_t n) {
+    while (n > 0) {
+      const ssize_t r = ::write(fd_, p, std::min(n, kMaxWrite));
+      if (r < 0) {
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EFBIG) signal_.note_raised();
+        throw Error(target_.string() + ": write failed: " + errno_text(err) +
+                    " (the previous file, if any, is unchanged)");
+      }
+      if (r == 0) {
+        throw Error(target_.string() + ": write failed: no progress (the previous file, if any, is unchanged)");
+      }
+      p += r;
+      n -= static_cast<size_t>(r);
+    }
+  }
+
+  int fd_;
+  const fs::path& target_;
+  BlockFileSizeSignal& signal_;
+  std::vector<char> buffer_;
+  size_t written_ = 0;
+};
+
+void sync_directory(const fs::path& target) {
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(target.string() + ": written, but its directory could not be opened to sync it: " +
+                errno_text(errno));
+  }
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot sync a directory; the rename is as durable as they allow.
+  if (rc != 0 && err != EINVAL && err != ENOTSUP) {
+    throw Error(target.string() + ": written, but syncing its directory failed: " + errno_text(err));
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, const FileWriter& writer) {
+  fs::path tmp = path;
+  tmp += ".tmp-" + std::to_string(::getpid());
+
+  BlockFileSizeSignal signal;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw Error(path.string() + ": cannot create temporary file " + tmp.string() + ": " + errno_text(errno));
+  }
+  try {
+    FdSink sink(fd, path, signal);
+    writer(sink);
+    sink.flush();
+    if (::fsync(fd) != 0) throw Error(path.string() + ": fsync failed: " + errno_text(errno));
+    const int rc = ::close(fd);
+    fd = -1;
+    if (rc != 0) throw Error(path.string() + ": close failed: " + errno_text(errno));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      throw Error(path.string() + ": cannot replace it with " + tmp.string() + ": " + errno_text(errno));
+    }
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  sync_directory(path);
+}
+
+void write_file_atomic(const fs::path& path, std::string_view bytes) {
+  write_file_atomic(path, [&](FileSink& sink) { sink.write(bytes.data(), bytes.size()); });
+}
+
+void write_file_atomic(const fs::path& path, const std::vector<ByteChunk>& chunks) {
+  write_file_atomic(path, [&](FileSink& sink) {
+    for (const auto& c : chunks) sink.write(c.data, c.size);
+  });
+}
+
+std::string read_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot open: " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(path.string() + ": cannot stat: " + errno_text(err));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path.string() + ": is a directory, not a file");
+  }
+  std::string out;
+  // st_size is a hint (0 for pipes and /proc files); keep reading to end of file regardless.
+  out.resize(std::max<size_t>(static_cast<size_t>(st.st_size) + 1, 4096));
+  size_t filled = 0;
+  for (;;) {
+    if (filled == out.size()) out.resize(out.size() * 2);
+    const ssize_t r = ::read(fd, out.data() + filled, out.size() - filled);
+    if (r < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      ::close(fd);
+      throw Error(path.string() + ": read failed: " + errno_text(err));
+    }
+    if (r == 0) break;
+    filled += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  out.resize(filled);
+  return out;
+}
+
+void ensure_writable_directory(const fs::path& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec && st.type() != fs::file_type::not_found) {
+    throw Error(path.string() + ": cannot inspect directory: " + ec.message());
+  }
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    throw Error(path.string() + ": exists but is not a directory");
+  }
+  if (!fs::exists(st)) {
+    fs::create_directories(path, ec);
+    if (ec) throw Error(path.string() + ": cannot create directory: " + ec.message());
+  }
+  const fs::path probe = path / (".potop-write-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(path.string() + ": directory is not writable: " + errno_text(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace potop

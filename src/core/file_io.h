@@ -1,0 +1,50 @@
+// Files that are either wholly written or not touched at all.
+//
+// write_file_atomic writes "<path>.tmp-<pid>" beside the target, fsyncs it, renames it over the
+// target and fsyncs the directory. If anything fails (the directory is missing or read-only, the
+// disk is full, a file-size limit is hit, fsync reports an I/O error, the writer callback throws)
+// the temporary file is removed, the previous file is left exactly as it was, and a potop::Error
+// naming the path and the reason is thrown. A file-size limit (RLIMIT_FSIZE) becomes an Error
+// too: SIGXFSZ is blocked in the writing thread for the duration, so it cannot kill the process.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace potop {
+
+// A piece of memory to write, not owned: large buffers are written where they lie.
+struct ByteChunk {
+  const void* data = nullptr;
+  size_t size = 0;
+};
+
+// Where a writer callback puts its bytes. Small writes are buffered; large ones go straight to
+// the file. Every write is checked; a failure throws potop::Error naming the file.
+class FileSink {
+ public:
+  virtual ~FileSink() = default;
+  virtual void write(const void* data, size_t size) = 0;
+  void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+  // Bytes written so far.
+  virtual size_t written() const = 0;
+};
+
+using FileWriter = std::function<void(FileSink&)>;
+
+void write_file_atomic(const std::filesystem::path& path, const FileWriter& writer);
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+void write_file_atomic(const std::filesystem::path& path, const std::vector<ByteChunk>& chunks);
+
+// The whole file. Errors name the path: missing, a directory, unreadable.
+std::string read_file(const std::filesystem::path& path);
+
+// Creates the directory (and its parents) if missing, then proves it is writable by creating and
+// removing a probe file. Throws potop::Error naming the path if it is a regular file, cannot be
+// created, or cannot be written.
+void ensure_writable_directory(const std::filesystem::path& path);
+
+}  // namespace potop

@@ -1,0 +1,65 @@
+// GELU (tanh approximation, as GPT-2 and torch.nn.GELU(approximate="tanh")) and ReLU.
+//
+// GELU is evaluated through the identity 1 + tanh(u) = 2 σ(2u) = 2 / (1 + e^(-2u)):
+//   out = x / (1 + e^(-2u)).
+// It is the same function, but has no cancellation in 1 + tanh(u) for negative x (where the tanh
+// form loses most of its digits), and exp_vec lets the loop vectorise.
+#pragma GCC optimize("no-trapping-math")  // see vec_math.h
+#include "kernels/activation.h"
+
+#include "kernels/vec_math.h"
+
+namespace potop {
+
+namespace {
+constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
+constexpr float kGeluCubic = 0.044715f;
+constexpr size_t kParallelMin = 1 << 14;  // below this, a parallel region costs more than it saves
+
+// e^(-2u), u = √(2/π) (x + 0.044715 x³). The exponent is capped at 80 so that for very negative x
+// σ = 1 / (1 + e) stays a normal float (≈ 2e-35, harmlessly instead of a slow subnormal).
+inline float gelu_exp(float x) {
+  const float t = -2.0f * kGeluScale * (x + kGeluCubic * x * x * x);
+  return exp_vec(t > 80.0f ? 80.0f : t);
+}
+}  // namespace
+
+void gelu_forward(float* out, const float* inp, size_t n) {
+  // out (n), inp (n); out may alias inp
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    out[i] = x / (1.0f + gelu_exp(x));  // 0.5 x (1 + tanh u)
+  }
+}
+
+void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
+  // dinp (n), dout (n), inp (n)
+  // forward: out = 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
+  // gelu'(x) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh² u) u',  u' = √(2/π) (1 + 3 · 0.044715 x²)
+  // With s = σ(2u) = 1 / (1 + e), e = e^(-2u): 1 + tanh u = 2s, 1 - tanh² u = 4 s (1 - s), 1 - s = e s,
+  // so gelu'(x) = s (1 + 2 x e s u').
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    const float e = gelu_exp(x);
+    const float s = 1.0f / (1.0f + e);
+    const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+    dinp[i] += dout[i] * (s * (1.0f + 2.0f * x * e * s * du));
+  }
+}
+
+void relu_forward(float* out, const float* inp, size_t n) {
+  // out (n), inp (n); out may alias inp
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void relu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
+  // dinp (n), dout (n), inp (n)
+  // forward: out = max(0, x)
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+}  // namespace potop

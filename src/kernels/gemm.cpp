@@ -1,0 +1,55 @@
+// sgemm through the configured BLAS: oneDNN's dnnl_sgemm or OpenBLAS's cblas_sgemm. Both are
+// row-major here and both run on the OpenMP runtime our own kernels use.
+#include "kernels/gemm.h"
+
+#include <string>
+
+#include "core/error.h"
+
+#if POTOP_BLAS_DNNL
+#include <dnnl.h>
+#else
+#include <cblas.h>
+#endif
+
+namespace potop {
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+           const float* B, int ldb, float beta, float* C, int ldc) {
+  POTOP_CHECK(M >= 0 && N >= 0 && K >= 0, "negative GEMM size");
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    // op(A)·op(B) is an empty sum: C = beta * C (beta == 0 overwrites, even NaN).
+    for (int i = 0; i < M; ++i) {
+      float* c = C + static_cast<size_t>(i) * ldc;
+      for (int j = 0; j < N; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+    }
+    return;
+  }
+#if POTOP_BLAS_DNNL
+  const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb,
+                                          beta, C, ldc);
+  POTOP_CHECK(status == dnnl_success, "dnnl_sgemm failed with status " + std::to_string(static_cast<int>(status)));
+#else
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+              alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+
+const char* blas_name() {
+  static const std::string name = [] {
+#if POTOP_BLAS_DNNL
+    const dnnl_version_t* v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+#else
+    std::string s = openblas_get_config();
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    const int parallel = openblas_get_parallel();
+    s += parallel == OPENBLAS_OPENMP ? " (openmp)" : parallel == OPENBLAS_THREAD ? " (pthreads)" : " (serial)";
+    return s;
+#endif
+  }();
+  return name.c_str();
+}
+
+}  // namespace potop

@@ -1,0 +1,85 @@
+// Layer normalisation over the last dimension (biased variance, as torch.nn.LayerNorm).
+#include "kernels/layernorm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace potop {
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                       const float* bias, int N, int C) {
+  // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C) or null
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
+  for (int n = 0; n < N; ++n) {
+    const float* x = inp + static_cast<size_t>(n) * C;
+    float* o = out + static_cast<size_t>(n) * C;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < C; ++c) sum += x[c];
+    const float m = sum / C;
+    float sq = 0.0f;  // two passes: Σ (x - mean)² does not cancel the way Σx² - C·mean² does
+#pragma omp simd reduction(+ : sq)
+    for (int c = 0; c < C; ++c) sq += (x[c] - m) * (x[c] - m);
+    const float s = 1.0f / std::sqrt(sq / C + kLayerNormEps);
+    if (bias) {
+      for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+    } else {
+      for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c];
+    }
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int N, int C) {
+  // dinp (N, C), dweight (C), dbias (C) or null, dout (N, C), inp (N, C), weight (C), mean (N), rstd (N)
+  // forward: out = norm * weight + bias, norm = (inp - mean) * rstd
+  const bool parallel = static_cast<size_t>(N) * C > 16384;
+  // dinp += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int n = 0; n < N; ++n) {
+    const float* __restrict x = inp + static_cast<size_t>(n) * C;
+    const float* __restrict d = dout + static_cast<size_t>(n) * C;
+    float* __restrict g = dinp + static_cast<size_t>(n) * C;
+    const float m = mean[n], s = rstd[n];
+    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+    for (int c = 0; c < C; ++c) {
+      const float dnorm = weight[c] * d[c];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * (x[c] - m) * s;
+    }
+    dnorm_mean /= C;
+    dnorm_norm_mean /= C;
+    for (int c = 0; c < C; ++c) {
+      const float norm = (x[c] - m) * s;
+      g[c] += (weight[c] * d[c] - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
+  }
+  // dweight += Σ_n norm ⊙ dout; dbias += Σ_n dout. Threads own channel blocks and sum the rows
+  // in order, so the result does not depend on the thread count.
+  constexpr int kBlock = 128;
+  const int blocks = (C + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int blk = 0; blk < blocks; ++blk) {
+    const int c0 = blk * kBlock, width = std::min(kBlock, C - c0);
+    float acc_w[kBlock] = {}, acc_b[kBlock] = {};
+    for (int n = 0; n < N; ++n) {
+      const float* __restrict x = inp + static_cast<size_t>(n) * C + c0;
+      const float* __restrict d = dout + static_cast<size_t>(n) * C + c0;
+      const float m = mean[n], s = rstd[n];
+      for (int c = 0; c < width; ++c) {
+        acc_w[c] += (x[c] - m) * s * d[c];
+        acc_b[c] += d[c];
+      }
+    }
+    for (int c = 0; c < width; ++c) dweight[c0 + c] += acc_w[c];
+    if (dbias) {
+      for (int c = 0; c < width; ++c) dbias[c0 + c] += acc_b[c];
+    }
+  }
+}
+
+}  // namespace potop

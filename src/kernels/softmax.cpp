@@ -1,0 +1,109 @@
+// Row-wise softmax and the fused softmax + cross-entropy over the vocabulary.
+#pragma GCC optimize("no-trapping-math")  // see vec_math.h
+#include "kernels/softmax.h"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "core/error.h"
+#include "kernels/vec_math.h"
+
+namespace potop {
+
+namespace {
+
+// p (V) = softmax(x) with the row maximum subtracted; p may alias x. Returns the maximum and
+// the sum of exp(x - max) (in double), from which log Σ exp(x) = max + log(sum). A row that is
+// all -inf has no finite entry to normalise by: it becomes all zeros and sum = 0.
+struct RowStats {
+  float max;
+  double sum;
+};
+
+RowStats softmax_row(float* p, const float* x, int V) {
+  float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+  for (int v = 0; v < V; ++v) mx = x[v] > mx ? x[v] : mx;
+  if (mx == -std::numeric_limits<float>::infinity()) {
+    for (int v = 0; v < V; ++v) p[v] = 0.0f;
+    return {mx, 0.0};
+  }
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int v = 0; v < V; ++v) {
+    const float e = exp_vec(x[v] - mx);  // exp_vec(-inf) = 0
+    p[v] = e;
+    sum += e;
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int v = 0; v < V; ++v) p[v] *= inv;
+  return {mx, sum};
+}
+
+}  // namespace
+
+void softmax_forward(float* out, const float* inp, int N, int V) {
+  // out (N, V), inp (N, V); out may alias inp
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    softmax_row(out + static_cast<size_t>(n) * V, inp + static_cast<size_t>(n) * V, V);
+  }
+}
+
+void softmax_backward(float* dinp, const float* dout, const float* out, int N, int V) {
+  // dinp (N, V), dout (N, V), out (N, V)
+  // forward: out = exp(inp - max) / Σ exp(inp - max)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    const float* __restrict d = dout + static_cast<size_t>(n) * V;
+    const float* __restrict y = out + static_cast<size_t>(n) * V;
+    float* __restrict g = dinp + static_cast<size_t>(n) * V;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int v = 0; v < V; ++v) dot += d[v] * y[v];
+    for (int v = 0; v < V; ++v) g[v] += y[v] * (d[v] - dot);
+  }
+}
+
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V) {
+  // losses (N), probs (N, V), logits (N, V), targets (N); probs may alias logits
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    const float* x = logits + static_cast<size_t>(n) * V;
+    const int target = targets[n];
+    POTOP_CHECK(target < V, "target id out of range");
+    const float target_logit = target >= 0 ? x[target] : 0.0f;  // read before probs overwrites it
+    const RowStats stats = softmax_row(probs + static_cast<size_t>(n) * V, x, V);
+    if (target < 0) {
+      losses[n] = 0.0f;
+    } else if (stats.sum == 0.0) {
+      losses[n] = std::numeric_limits<float>::infinity();  // every logit is -inf
+    } else {
+      // -log softmax(x)[target] = log Σ_v exp(x_v - max) - (x_target - max)
+      losses[n] = static_cast<float>(std::log(stats.sum) - (static_cast<double>(target_logit) - stats.max));
+    }
+  }
+}
+
+void crossentropy_backward(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
+                           int V) {
+  // dlogits (N, V), probs (N, V), targets (N), dlosses (N); dlogits may alias probs
+  // forward: losses[n] = -log probs[n, target[n]], probs = softmax(logits)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    const float* p = probs + static_cast<size_t>(n) * V;
+    float* g = dlogits + static_cast<size_t>(n) * V;
+    const int target = targets[n];
+    if (target < 0) {
+      for (int v = 0; v < V; ++v) g[v] = 0.0f;
+      continue;
+    }
+    const float dl = dlosses[n];
+    const float p_target = p[target];  // read before g (which may be p) overwrites it
+    for (int v = 0; v < V; ++v) g[v] = p[v] * dl;
+    g[target] = (p_target - 1.0f) * dl;
+  }
+}
+
+}  // namespace potop

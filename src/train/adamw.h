@@ -1,0 +1,28 @@
+// AdamW over a whole model: first and second moments in two arenas with the parameters'
+// layout, weight decay only on matrices and embeddings (nanoGPT's grouping).
+#pragma once
+#include "core/arena.h"
+#include "kernels/optimizer.h"
+#include "model/gpt.h"
+
+namespace potop {
+
+class AdamW {
+ public:
+  AdamW(const Layout& layout, const AdamWHyper& hyper) : m_(layout), v_(layout), hyper_(hyper) {}
+
+  // One update of every parameter from model.grads() at learning rate lr.
+  void step(GPT& model, float lr);
+
+  long steps_taken() const { return t_; }
+  Arena& m() { return m_; }
+  Arena& v() { return v_; }
+  size_t bytes() const { return m_.bytes() + v_.bytes(); }
+
+ private:
+  Arena m_, v_;
+  AdamWHyper hyper_;
+  long t_ = 0;
+};
+
+}  // namespace potop

@@ -1,0 +1,59 @@
+// Everything `potop train` can be told, as one struct and one field list. The field list
+// drives the command-line flags (--n-layer), the JSON config file keys (n_layer), the help
+// text and what is saved in config.json, so a new option is added in exactly one place.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/config.h"
+
+namespace potop {
+
+struct TrainOptions {
+  // data
+  std::string data;
+  std::string out = "runs/potop";
+  double val_fraction = 0.1;
+  // model (vocab_size comes from the data)
+  int n_layer = 4, n_head = 4, n_embd = 128, block_size = 64;
+  float dropout = 0.0f;
+  bool bias = true;
+  std::string norm = "pre", activation = "gelu", positions = "learned";
+  // optimisation: nanoGPT's small character-level recipe
+  int batch_size = 12;
+  int grad_accum = 1;
+  int steps = 2000;
+  float lr = 1e-3f, min_lr = 1e-4f;
+  int warmup = 100;
+  float beta1 = 0.9f, beta2 = 0.99f, weight_decay = 0.1f, grad_clip = 1.0f;
+  // evaluation and logging
+  int eval_interval = 250, eval_iters = 20, log_interval = 10;
+  // run
+  uint64_t seed = 1337;
+  int threads = 0;  // 0 = all cores
+
+  GPTConfig model_config(int vocab_size) const;  // throws potop::Error on a bad --norm etc.
+};
+
+struct OptionField {
+  std::string name;  // kebab-case: the flag is --name, the JSON key name with '_' for '-'
+  std::string help;
+  std::variant<int*, float*, double*, bool*, std::string*, uint64_t*> target;
+  std::string json_key() const;
+};
+
+std::vector<OptionField> option_fields(TrainOptions& options);
+
+// Applies a JSON config file's keys to options, skipping keys in `skip` (flags given on the
+// command line, which win). Unknown keys and wrong types are errors naming the file and key.
+void apply_config_file(TrainOptions& options, const std::string& path, const std::vector<std::string>& skip);
+nlohmann::json to_json(const TrainOptions& options);
+
+// Impossible values are a potop::Error naming the flag: sizes and steps must be positive,
+// rates finite and in range, n_embd divisible by n_head, and so on.
+void validate(const TrainOptions& options);
+
+}  // namespace potop

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/activation.h"
+#include "support/testing.h"
+#include "unit/kernels/kernel_testing.h"
+
+namespace potop {
+namespace {
+
+using testing::added;
+using testing::gradient_matches;
+using testing::random_vector;
+using testing::weighted_sum;
+
+// Inputs over the interesting range of GELU: a ramp from -8 to 8 plus random values.
+std::vector<float> gelu_inputs(size_t n_ramp, size_t n_random) {
+  std::vector<float> x = random_vector(n_random, 1, 2.0f);
+  for (size_t i = 0; i < n_ramp; ++i) x.push_back(-8.0f + 16.0f * i / (n_ramp - 1));
+  return x;
+}
+
+// 0.5 x (1 + tanh u) written as x σ(2u), which keeps its digits in the far negative tail even in
+// double (where 1 + tanh u would round to 0).
+double gelu_ref(double x) {
+  const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+  return x / (1.0 + std::exp(-2.0 * u));
+}
+
+// Largest |a - ref| / (|ref| + floor).
+double max_rel_error(const std::vector<float>& a, const std::vector<double>& ref, double floor) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - ref[i]) / (std::fabs(ref[i]) + floor));
+  return worst;
+}
+
+TEST(ActivationTest, GeluForwardMatchesReference) {
+  const auto x = gelu_inputs(161, 1000);
+  std::vector<float> out(x.size());
+  gelu_forward(out.data(), x.data(), x.size());
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = gelu_ref(x[i]);
+  EXPECT_LT(testing::nmse(out.data(), ref.data(), x.size()), 1e-12);
+  EXPECT_LT(testing::max_abs_diff(out.data(), ref.data(), x.size()), 2e-6);
+  EXPECT_LT(max_rel_error(out, ref, 1e-30), 1e-6);  // including the tail: gelu(-8) ≈ -3e-21
+  EXPECT_EQ(out[1000 + 80], 0.0f);                  // x = 0
+  // The reference against torch.nn.functional.gelu(x, approximate="tanh") and the tanh form.
+  EXPECT_NEAR(gelu_ref(1.0), 0.8411920070648193, 1e-7);
+  EXPECT_NEAR(gelu_ref(-0.5), 0.5 * -0.5 * (1 + std::tanh(std::sqrt(2 / M_PI) * (-0.5 - 0.044715 / 8))), 1e-15);
+  // Extremes stay finite: x for large x, (-)0 for very negative x.
+  const std::vector<float> extreme = {-1e30f, -100.0f, 100.0f, 1e30f};
+  std::vector<float> extreme_out(4);
+  gelu_forward(extreme_out.data(), extreme.data(), 4);
+  EXPECT_EQ(extreme_out[0], 0.0f);
+  EXPECT_EQ(extreme_out[1], 0.0f);
+  EXPECT_EQ(extreme_out[2], 100.0f);
+  EXPECT_EQ(extreme_out[3], 1e30f);
+
+  // In place.
+  auto y = x;
+  gelu_forward(y.data(), y.data(), y.size());
+  EXPECT_EQ(y, out);
+}
+
+TEST(ActivationTest, GeluBackwardMatchesFiniteDifferencesAndAccumulates) {
+  for (const size_t n : {size_t{1}, size_t{17}, size_t{37}}) {
+    auto x = gelu_inputs(0, n);
+    x[0] = 0.0f;
+    auto dout = random_vector(n, 2);
+    std::vector<float> out(n);
+    auto loss = [&] {
+      gelu_forward(out.data(), x.data(), n);
+      return weighted_sum(out.data(), dout.data(), n);
+    };
+    const auto dinp0 = random_vector(n, 3);
+    auto dinp = dinp0;
+    gelu_backward(dinp.data(), dout.data(), x.data(), n);
+    EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-3f, 1e-3, 1e-3)) << "n=" << n;
+  }
+  // Over the whole ramp, against the analytic derivative in double.
+  const auto x = gelu_inputs(161, 0);
+  std::vector<float> ones(x.size(), 1.0f), dinp(x.size(), 0.0f);
+  gelu_backward(dinp.data(), ones.data(), x.data(), x.size());
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = (gelu_ref(x[i] + 1e-6) - gelu_ref(x[i] - 1e-6)) / 2e-6;
+  EXPECT_LT(testing::max_abs_diff(dinp.data(), ref.data(), x.size()), 1e-6);
+  EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
+}
+
+TEST(ActivationTest, ReluForwardAndBackward) {
+  const size_t n = 33;
+  auto x = random_vector(n, 4);
+  for (auto& v : x) v += v > 0 ? 0.1f : -0.1f;  // keep clear of the kink for finite differences
+  std::vector<float> out(n);
+  relu_forward(out.data(), x.data(), n);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], x[i] > 0 ? x[i] : 0.0f);
+
+  auto dout = random_vector(n, 5);
+  auto loss = [&] {
+    relu_forward(out.data(), x.data(), n);
+    return weighted_sum(out.data(), dout.data(), n);
+  };
+  const auto dinp0 = random_vector(n, 6);
+  auto dinp = dinp0;
+  relu_backward(dinp.data(), dout.data(), x.data(), n);
+  EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-2f, 1e-4, 1e-4));
+
+  auto y = x;
+  relu_forward(y.data(), y.data(), n);
+  relu_forward(out.data(), x.data(), n);
+  EXPECT_EQ(y, out);
+}
+
+TEST(ActivationTest, LargeInputsRunInParallel) {
+  // Over the parallel threshold: the result must equal a serial evaluation element for element.
+  const size_t n = 50001;
+  const auto x = random_vector(n, 7, 3.0f), dout = random_vector(n, 8);
+  auto run = [&](int threads) {
+    testing::ScopedThreads scope(threads);
+    std::vector<float> out(2 * n, 0.0f);
+    gelu_forward(out.data(), x.data(), n);
+    gelu_backward(out.data() + n, dout.data(), x.data(), n);
+    return out;
+  };
+  EXPECT_TRUE(testing::bitwise_equal(run(1), run(2)));
+}
+
+}  // namespace
+}  // namespace potop

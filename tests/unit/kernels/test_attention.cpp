@@ -1,0 +1,449 @@
+// attention_forward / attention_backward against a double-precision reference written here, and
+// the backward against central finite differences of that reference: L = Σ w ⊙ out, w random.
+//
+// The finite differences are exact to ~1e-7: inputs are multiples of 1/32 and the step is 2^-10,
+// so x ± h is exact in float, and L is evaluated in double. A wrong gradient term (a missing
+// 1/√D, softmax's Σ term, a dropout factor, a masked key leaking in) misses by orders of
+// magnitude more than the tolerances below.
+#include "kernels/attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/threads.h"
+#include "support/testing.h"
+
+namespace potop {
+namespace {
+
+using testing::central_difference;
+using testing::max_abs_diff;
+using testing::nmse;
+using testing::random_vector;
+
+constexpr float kSentinel = -12345.0f;  // fills padding columns and guard zones
+constexpr size_t kGuard = 37;           // floats after every buffer that must stay untouched
+constexpr float kStep = 1.0f / 1024;    // finite-difference step
+
+// One attention problem. q, k and v live in one buffer `data`, either as the three thirds of a
+// fused (B, T, 3C + 3) QKV projection output or as three separate blocks; in both layouts every
+// row has padding columns, so strides differ from C, and `is_input` marks the real elements.
+struct Problem {
+  AttentionDims dims;
+  MaskKind kind = MaskKind::kCausal;
+  std::vector<int> lengths;  // per batch; empty: no padding mask
+  float p = 0.0f;            // dropout
+  uint64_t seed = 0;
+  std::vector<float> data;
+  std::vector<char> is_input;
+  size_t q_off = 0, k_off = 0, v_off = 0;
+
+  int C() const { return dims.H * dims.D; }
+  AttentionMask mask() const { return {kind, lengths.empty() ? nullptr : lengths.data()}; }
+  size_t out_size() const { return static_cast<size_t>(dims.B) * dims.Tq * C(); }
+  size_t att_size() const { return static_cast<size_t>(dims.B) * dims.H * dims.Tq * dims.Tk; }
+  const float* q() const { return data.data() + q_off; }
+  const float* k() const { return data.data() + k_off; }
+  const float* v() const { return data.data() + v_off; }
+  std::string describe() const {
+    std::string s = "B=" + std::to_string(dims.B) + " Tq=" + std::to_string(dims.Tq) + " Tk=" +
+                    std::to_string(dims.Tk) + " H=" + std::to_string(dims.H) + " D=" + std::to_string(dims.D) +
+                    (kind == MaskKind::kCausal ? " causal" : " none") + " p=" + std::to_string(p) +
+                    (dims.q_stride == dims.k_stride ? " fused" : " separate");
+    if (!lengths.empty()) {
+      s += " lengths=";
+      for (int l : lengths) s += std::to_string(l) + ",";
+    }
+    return s;
+  }
+};
+
+Problem make_problem(int B, int Tq, int Tk, int H, int D, MaskKind kind, bool fused, uint64_t seed = 1) {
+  Problem pr;
+  const int C = H * D;
+  pr.dims = {B, Tq, Tk, H, D, 0, 0, 0};
+  pr.kind = kind;
+  size_t size = 0;
+  auto mark = [&](size_t off, int rows, int stride, int cols) {
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) pr.is_input[off + static_cast<size_t>(r) * stride + c] = 1;
+  };
+  if (fused) {
+    EXPECT_EQ(Tq, Tk) << "a fused QKV buffer has one T";
+    const int stride = 3 * C + 3;
+    pr.dims.q_stride = pr.dims.k_stride = pr.dims.v_stride = stride;
+    pr.q_off = 0, pr.k_off = C, pr.v_off = 2 * C;
+    size = static_cast<size_t>(B) * Tq * stride + kGuard;
+    pr.is_input.assign(size, 0);
+    mark(0, B * Tq, stride, 3 * C);
+  } else {
+    pr.dims.q_stride = C + 1, pr.dims.k_stride = C + 2, pr.dims.v_stride = C + 3;
+    pr.q_off = 0;
+    pr.k_off = pr.q_off + static_cast<size_t>(B) * Tq * pr.dims.q_stride;
+    pr.v_off = pr.k_off + static_cast<size_t>(B) * Tk * pr.dims.k_stride;
+    size = pr.v_off + static_cast<size_t>(B) * Tk * pr.dims.v_stride + kGuard;
+    pr.is_input.assign(size, 0);
+    mark(pr.q_off, B * Tq, pr.dims.q_stride, C);
+    mark(pr.k_off, B * Tk, pr.dims.k_stride, C);
+    mark(pr.v_off, B * Tk, pr.dims.v_stride, C);
+  }
+  const std::vector<float> r = random_vector(size, seed);
+  pr.data.resize(size);
+  for (size_t i = 0; i < size; ++i) pr.data[i] = pr.is_input[i] ? std::round(r[i] * 32.0f) / 32.0f : kSentinel;
+  return pr;
+}
+
+// The same problem with contiguous (B, T, C) q, k, v: for building KV-cache comparisons.
+std::vector<float> gather(const float* x, int stride, int B, int T, int C, int t0 = 0) {
+  std::vector<float> out(static_cast<size_t>(B) * (T - t0) * C);
+  for (int b = 0; b < B; ++b)
+    for (int t = t0; t < T; ++t)
+      for (int c = 0; c < C; ++c)
+        out[(static_cast<size_t>(b) * (T - t0) + t - t0) * C + c] = x[(static_cast<size_t>(b) * T + t) * stride + c];
+  return out;
+}
+
+struct Reference {
+  std::vector<double> out, att;
+  int dropped = 0;  // visible probabilities that dropout zeroed
+};
+
+// Straight from the definition, in double, with the mask written as a predicate.
+Reference reference_forward(const Problem& pr) {
+  const AttentionDims& d = pr.dims;
+  const int C = pr.C();
+  Reference ref;
+  ref.out.assign(pr.out_size(), 0.0);
+  ref.att.assign(pr.att_size(), 0.0);
+  std::vector<double> s(d.Tk);
+  for (int b = 0; b < d.B; ++b)
+    for (int h = 0; h < d.H; ++h)
+      for (int i = 0; i < d.Tq; ++i) {
+        auto visible = [&](int j) {
+          if (pr.kind == MaskKind::kCausal && j > i + (d.Tk - d.Tq)) return false;
+          return pr.lengths.empty() || j < pr.lengths[b];
+        };
+        const float* qi = pr.q() + (static_cast<size_t>(b) * d.Tq + i) * d.q_stride + h * d.D;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int j = 0; j < d.Tk; ++j) {
+          if (!visible(j)) continue;
+          const float* kj = pr.k() + (static_cast<size_t>(b) * d.Tk + j) * d.k_stride + h * d.D;
+          double dot = 0;
+          for (int e = 0; e < d.D; ++e) dot += static_cast<double>(qi[e]) * kj[e];
+          s[j] = dot / std::sqrt(static_cast<double>(d.D));
+          mx = std::max(mx, s[j]);
+        }
+        if (mx == -std::numeric_limits<double>::infinity()) continue;  // no visible key: zeros
+        double sum = 0;
+        for (int j = 0; j < d.Tk; ++j)
+          if (visible(j)) sum += std::exp(s[j] - mx);
+        const size_t row = ((static_cast<size_t>(b) * d.H + h) * d.Tq + i) * d.Tk;
+        double* o = ref.out.data() + (static_cast<size_t>(b) * d.Tq + i) * C + h * d.D;
+        for (int j = 0; j < d.Tk; ++j) {
+          if (!visible(j)) continue;
+          const double a = std::exp(s[j] - mx) / sum;
+          ref.att[row + j] = a;
+          double w = a;
+          if (pr.p > 0) {
+            const bool keep = counter_uniform(pr.seed, row + j) >= pr.p;
+            w = keep ? a / (1.0 - pr.p) : 0.0;
+            ref.dropped += !keep;
+          }
+          const float* vj = pr.v() + (static_cast<size_t>(b) * d.Tk + j) * d.v_stride + h * d.D;
+          for (int e = 0; e < d.D; ++e) o[e] += w * vj[e];
+        }
+      }
+  return ref;
+}
+
+struct Outputs {
+  std::vector<float> out, att, grads;  // grads: same layout as Problem::data
+};
+
+// Runs the kernels. out and att start as NaN, so every element must be written; each buffer
+// ends in a guard zone of sentinels. grads start at `grads_init` (which has data's layout).
+Outputs run_kernels(const Problem& pr, const std::vector<float>* dout = nullptr,
+                    const std::vector<float>* grads_init = nullptr) {
+  Outputs o;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  o.out.assign(pr.out_size() + kGuard, nan);
+  o.att.assign(pr.att_size() + kGuard, nan);
+  std::fill(o.out.end() - kGuard, o.out.end(), kSentinel);
+  std::fill(o.att.end() - kGuard, o.att.end(), kSentinel);
+  attention_forward(o.out.data(), o.att.data(), pr.q(), pr.k(), pr.v(), pr.dims, pr.mask(), pr.p, pr.seed);
+  if (dout) {
+    o.grads = *grads_init;
+    float* g = o.grads.data();
+    attention_backward(g + pr.q_off, g + pr.k_off, g + pr.v_off, dout->data(), o.att.data(), pr.q(), pr.k(),
+                       pr.v(), pr.dims, pr.mask(), pr.p, pr.seed);
+  }
+  return o;
+}
+
+void expect_guards_intact(const std::vector<float>& buf, const char* what) {
+  for (size_t i = buf.size() - kGuard; i < buf.size(); ++i)
+    ASSERT_EQ(buf[i], kSentinel) << what << " written past its end";
+}
+
+// Forward against the reference: values, exact zeros where masked, no NaN, no stray writes.
+void check_forward(const Problem& pr) {
+  SCOPED_TRACE(pr.describe());
+  const Reference ref = reference_forward(pr);
+  const Outputs o = run_kernels(pr);
+  expect_guards_intact(o.out, "out");
+  expect_guards_intact(o.att, "att");
+  for (size_t i = 0; i < pr.out_size(); ++i) ASSERT_FALSE(std::isnan(o.out[i])) << "out[" << i << "]";
+  for (size_t i = 0; i < pr.att_size(); ++i) {
+    ASSERT_FALSE(std::isnan(o.att[i])) << "att[" << i << "]";
+    if (ref.att[i] == 0.0) {
+      ASSERT_EQ(o.att[i], 0.0f) << "masked att[" << i << "] must be exactly 0";
+    }
+  }
+  EXPECT_LT(nmse(o.out.data(), ref.out.data(), pr.out_size()), 1e-11);
+  EXPECT_LT(max_abs_diff(o.out.data(), ref.out.data(), pr.out_size()), 1e-5);
+  EXPECT_LT(nmse(o.att.data(), ref.att.data(), pr.att_size()), 1e-11);
+  EXPECT_LT(max_abs_diff(o.att.data(), ref.att.data(), pr.att_size()), 1e-6);
+}
+
+// Backward against central differences of L = Σ w ⊙ out(reference), for every `every`-th input
+// element. Gradients accumulate onto random initial values; elements that are not q, k or v
+// (padding columns, guard zone) must come back bit-identical.
+void check_backward(Problem pr, int every = 1) {
+  SCOPED_TRACE(pr.describe());
+  const std::vector<float> w = random_vector(pr.out_size(), 99);
+  const std::vector<float> init = random_vector(pr.data.size(), 98);
+  const Outputs o = run_kernels(pr, &w, &init);
+
+  auto loss = [&] {
+    const Reference ref = reference_forward(pr);
+    double l = 0;
+    for (size_t i = 0; i < ref.out.size(); ++i) l += w[i] * ref.out[i];
+    return l;
+  };
+  std::vector<float> analytic;
+  std::vector<double> numeric;
+  int seen = 0;
+  for (size_t i = 0; i < pr.data.size(); ++i) {
+    if (!pr.is_input[i]) {
+      ASSERT_EQ(o.grads[i], init[i]) << "backward wrote to element " << i << ", which is not q, k or v";
+      continue;
+    }
+    if (seen++ % every) continue;
+    analytic.push_back(o.grads[i] - init[i]);
+    numeric.push_back(central_difference(loss, pr.data.data(), i, kStep));
+  }
+  double scale = 0;
+  for (double g : numeric) scale = std::max(scale, std::fabs(g));
+  EXPECT_GT(scale, 0.0) << "degenerate problem: all gradients are zero";
+  EXPECT_LT(nmse(analytic.data(), numeric.data(), numeric.size()), 1e-10);
+  EXPECT_LT(max_abs_diff(analytic.data(), numeric.data(), numeric.size()), 1e-5 * std::max(1.0, scale));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST(AttentionForward, MatchesReference) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    for (bool fused : {false, true}) {
+      check_forward(make_problem(2, 7, 7, 3, 5, kind, fused));     // odd everything
+      check_forward(make_problem(1, 13, 13, 2, 12, kind, fused));  // D = one vector + a tail
+      check_forward(make_problem(2, 33, 33, 2, 64, kind, fused));  // full SIMD tiles
+      check_forward(make_problem(1, 70, 70, 1, 8, kind, fused));   // more than one query block
+    }
+    check_forward(make_problem(2, 5, 9, 2, 4, kind, false));  // Tq < Tk: cross attention / KV cache
+  }
+}
+
+TEST(AttentionForward, SingleToken) {
+  // One key: attention is 1 and out is v.
+  Problem pr = make_problem(3, 1, 1, 2, 4, MaskKind::kCausal, true);
+  check_forward(pr);
+  const Outputs o = run_kernels(pr);
+  for (int b = 0; b < 3; ++b)
+    for (int c = 0; c < pr.C(); ++c) EXPECT_EQ(o.out[b * pr.C() + c], pr.v()[b * pr.dims.v_stride + c]);
+  // One new query against a cache of 6 keys.
+  check_forward(make_problem(2, 1, 6, 2, 4, MaskKind::kCausal, false));
+}
+
+TEST(AttentionForward, PaddingMasksKeysAndEmptyRows) {
+  for (MaskKind kind : {MaskKind::kNone, MaskKind::kCausal}) {
+    Problem pr = make_problem(3, 6, 6, 2, 5, kind, false);
+    pr.lengths = {0, 3, 6};  // nothing visible; a short sequence; the full length
+    check_forward(pr);
+    const Outputs o = run_kernels(pr);
+    for (int i = 0; i < pr.dims.Tq * pr.C(); ++i) ASSERT_EQ(o.out[i], 0.0f) << "length-0 batch must give zeros";
+    // Every query row that sees a key sums to 1.
+    for (size_t row = 0; row < pr.att_size() / pr.dims.Tk; ++row) {
+      double sum = 0;
+      for (int j = 0; j < pr.dims.Tk; ++j) sum += o.att[row * pr.dims.Tk + j];
+      const bool empty_batch = row < static_cast<size_t>(pr.dims.H * pr.dims.Tq);
+      EXPECT_NEAR(sum, empty_batch ? 0.0 : 1.0, 1e-6) << "row " << row;
+    }
+  }
+  Problem pr = make_problem(2, 3, 8, 2, 6, MaskKind::kCausal, false);  // padding with a KV cache
+  pr.lengths = {5, 8};
+  check_forward(pr);
+}
+
+TEST(AttentionForward, KvCacheMatchesLastRowsOfFullCausal) {
+  const int B = 2, T = 11, H = 2, D = 6, C = H * D, Tq = 4;
+  Problem full = make_problem(B, T, T, H, D, MaskKind::kCausal, false);
+  full.lengths = {T, T - 2};
+  Problem last = make_problem(B, Tq, T, H, D, MaskKind::kCausal, false);
+  last.lengths = full.lengths;
+  // Same keys and values; the queries are the last Tq of the full ones.
+  last.data.assign(last.data.size(), kSentinel);
+  const std::vector<float> q = gather(full.q(), full.dims.q_stride, B, T, C, T - Tq);
+  const std::vector<float> k = gather(full.k(), full.dims.k_stride, B, T, C);
+  const std::vector<float> v = gather(full.v(), full.dims.v_stride, B, T, C);
+  for (int r = 0; r < B * Tq; ++r)
+    std::copy_n(q.data() + r * C, C, last.data.data() + last.q_off + r * last.dims.q_stride);
+  for (int r = 0; r < B * T; ++r) {
+    std::copy_n(k.data() + r * C, C, last.data.data() + last.k_off + r * last.dims.k_stride);
+    std::copy_n(v.data() + r * C, C, last.data.data() + last.v_off + r * last.dims.v_stride);
+  }
+  check_forward(last);
+
+  // Backward too: with dout zero on the first T - Tq rows, dk and dv are the same, and dq of the
+  // last rows.
+  std::vector<float> w_full(full.out_size(), 0.0f);
+  const std::vector<float> w_last = random_vector(last.out_size(), 5);
+  for (int b = 0; b < B; ++b)
+    std::copy_n(w_last.data() + b * Tq * C, Tq * C, w_full.data() + (b * T + T - Tq) * C);
+  const std::vector<float> zeros_full(full.data.size(), 0.0f), zeros_last(last.data.size(), 0.0f);
+  const Outputs of = run_kernels(full, &w_full, &zeros_full);
+  const Outputs ol = run_kernels(last, &w_last, &zeros_last);
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < Tq; ++i) {
+      const int fi = T - Tq + i;
+      for (int c = 0; c < C; ++c)
+        EXPECT_NEAR(ol.out[(b * Tq + i) * C + c], of.out[(b * T + fi) * C + c], 1e-6);
+      for (int h = 0; h < H; ++h)
+        for (int j = 0; j < T; ++j)
+          EXPECT_NEAR(ol.att[((b * H + h) * Tq + i) * T + j], of.att[((b * H + h) * T + fi) * T + j], 1e-7);
+      for (int c = 0; c < C; ++c)
+        EXPECT_NEAR(ol.grads[last.q_off + (b * Tq + i) * last.dims.q_stride + c],
+                    of.grads[full.q_off + (b * T + fi) * full.dims.q_stride + c], 1e-6);
+    }
+  for (int r = 0; r < B * T; ++r)
+    for (int c = 0; c < C; ++c) {
+      EXPECT_NEAR(ol.grads[last.k_off + r * last.dims.k_stride + c], of.grads[full.k_off + r * full.dims.k_stride + c],
+                  1e-6);
+      EXPECT_NEAR(ol.grads[last.v_off + r * last.dims.v_stride + c], of.grads[full.v_off + r * full.dims.v_stride + c],
+                  1e-6);
+    }
+}
+
+TEST(AttentionBackward, MatchesFiniteDifferences) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    check_backward(make_problem(2, 7, 7, 3, 5, kind, false));
+    check_backward(make_problem(1, 9, 9, 2, 12, kind, false));
+    check_backward(make_problem(2, 4, 7, 2, 3, kind, false));  // Tq < Tk
+  }
+  check_backward(make_problem(2, 1, 1, 2, 4, MaskKind::kCausal, false));  // T = 1
+  check_backward(make_problem(1, 1, 5, 3, 4, MaskKind::kCausal, false));  // one query, cached keys
+}
+
+TEST(AttentionBackward, LargerBlocksSubsampled) {
+  // Full SIMD tiles, more than one query block, several row tiles: every 23rd element.
+  check_backward(make_problem(1, 70, 70, 1, 16, MaskKind::kCausal, true), 23);
+  check_backward(make_problem(1, 20, 20, 2, 64, MaskKind::kNone, false), 23);
+  Problem pr = make_problem(2, 67, 67, 1, 8, MaskKind::kCausal, false);
+  pr.lengths = {67, 61};
+  check_backward(pr, 23);
+}
+
+TEST(AttentionBackward, PaddingAndEmptyBatch) {
+  for (MaskKind kind : {MaskKind::kNone, MaskKind::kCausal}) {
+    Problem pr = make_problem(3, 6, 6, 2, 5, kind, false);
+    pr.lengths = {0, 3, 6};
+    check_backward(pr);
+  }
+  Problem pr = make_problem(2, 3, 8, 2, 6, MaskKind::kCausal, false);
+  pr.lengths = {5, 2};
+  check_backward(pr);
+}
+
+TEST(AttentionBackward, FusedQkvLeavesOtherSlicesAlone) {
+  // check_backward verifies every q, k, v element of the fused buffer against finite
+  // differences (so no head spilled into a neighbour's slice) and that the padding columns
+  // and guard zone keep their values.
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) check_backward(make_problem(2, 7, 7, 3, 5, kind, true));
+  Problem pr = make_problem(2, 6, 6, 2, 4, MaskKind::kCausal, true);
+  pr.lengths = {4, 0};
+  check_backward(pr);
+}
+
+TEST(AttentionBackward, Accumulates) {
+  const Problem pr = make_problem(2, 9, 9, 2, 8, MaskKind::kCausal, true);
+  const std::vector<float> w = random_vector(pr.out_size(), 7);
+  const std::vector<float> zeros(pr.data.size(), 0.0f);
+  const Outputs once = run_kernels(pr, &w, &zeros);
+  const Outputs twice = run_kernels(pr, &w, &once.grads);
+  double max_diff = 0, max_grad = 0;
+  for (size_t i = 0; i < pr.data.size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(twice.grads[i] - 2.0 * once.grads[i]));
+    max_grad = std::max(max_grad, std::fabs(static_cast<double>(once.grads[i])));
+  }
+  EXPECT_GT(max_grad, 0.1);
+  EXPECT_LT(max_diff, 1e-6 * max_grad);
+}
+
+TEST(AttentionDropout, ForwardMatchesReferenceMask) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    Problem pr = make_problem(2, 9, 9, 3, 8, kind, true);
+    pr.p = 0.3f, pr.seed = 1234;
+    EXPECT_GT(reference_forward(pr).dropped, 10) << "dropout dropped (almost) nothing";
+    check_forward(pr);
+    pr = make_problem(2, 5, 11, 2, 16, kind, false);
+    pr.lengths = {11, 7};
+    pr.p = 0.5f, pr.seed = 77;
+    check_forward(pr);
+  }
+}
+
+TEST(AttentionDropout, BackwardMatchesFiniteDifferences) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    Problem pr = make_problem(2, 7, 7, 2, 5, kind, true);
+    pr.p = 0.25f, pr.seed = 42;
+    check_backward(pr);
+  }
+  Problem pr = make_problem(2, 4, 9, 2, 6, MaskKind::kCausal, false);
+  pr.lengths = {9, 5};
+  pr.p = 0.4f, pr.seed = 7;
+  check_backward(pr);
+}
+
+TEST(AttentionDropout, ZeroProbabilityIsNoDropout) {
+  Problem pr = make_problem(2, 8, 8, 2, 8, MaskKind::kCausal, true);
+  const Outputs a = run_kernels(pr);
+  pr.seed = 987654321;  // p == 0: the seed must not matter
+  const Outputs b = run_kernels(pr);
+  EXPECT_EQ(std::memcmp(a.out.data(), b.out.data(), a.out.size() * sizeof(float)), 0);
+  check_forward(pr);
+}
+
+TEST(AttentionDropout, SameResultWithOneAndTwoThreads) {
+  Problem pr = make_problem(3, 37, 37, 3, 16, MaskKind::kCausal, true);
+  pr.lengths = {37, 20, 1};
+  pr.p = 0.2f, pr.seed = 5;
+  const std::vector<float> w = random_vector(pr.out_size(), 3);
+  const std::vector<float> init = random_vector(pr.data.size(), 4);
+  const int saved = get_threads();
+  set_threads(1);
+  const Outputs one = run_kernels(pr, &w, &init);
+  set_threads(2);
+  const Outputs two = run_kernels(pr, &w, &init);
+  set_threads(saved);
+  EXPECT_EQ(std::memcmp(one.out.data(), two.out.data(), one.out.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(one.att.data(), two.att.data(), one.att.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(one.grads.data(), two.grads.data(), one.grads.size() * sizeof(float)), 0);
+}
+
+}  // namespace
+}  // namespace potop
