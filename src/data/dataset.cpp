@@ -66,7 +66,7 @@ std::vector<EvalWindow> eval_windows(size_t n_tokens, int T, int stride) {
   if (T < 1) throw Error("evaluation window (block size) must be at least 1, got " + std::to_string(T));
   if (stride == 0) stride = T;
   if (stride < 1 || stride > T)
-    throw Error("evaluation stride must be between 1 and the block size " + std::to_string(T) + ", got " +
+    throw Error("--stride must be between 1 and the block size " + std::to_string(T) + " (or 0 for the block size), got " +
                 std::to_string(stride));
   std::vector<EvalWindow> windows;
   if (n_tokens < 2) return windows;

@@ -1,7 +1,7 @@
 // GELU (tanh approximation, as GPT-2 and torch.nn.GELU(approximate="tanh")) and ReLU.
 //
 // GELU is evaluated through the identity 1 + tanh(u) = 2 σ(2u) = 2 / (1 + e^(-2u)):
-//   out = x / (1 + e^(-2u)).
+//   out = x σ(2u) = x / (1 + e^(-2u)).
 // It is the same function, but has no cancellation in 1 + tanh(u) for negative x (where the tanh
 // form loses most of its digits), and exp_vec lets the loop vectorise.
 #pragma GCC optimize("no-trapping-math")  // see vec_math.h
@@ -16,11 +16,17 @@ constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
 constexpr float kGeluCubic = 0.044715f;
 constexpr size_t kParallelMin = 1 << 14;  // below this, a parallel region costs more than it saves
 
-// e^(-2u), u = √(2/π) (x + 0.044715 x³). The exponent is capped at 80 so that for very negative x
-// σ = 1 / (1 + e) stays a normal float (≈ 2e-35, harmlessly instead of a slow subnormal).
-inline float gelu_exp(float x) {
+// e^(-2u), u = √(2/π) (x + 0.044715 x³), and σ(2u) = 1 / (1 + e^(-2u)). Where e^(-2u) > e^85,
+// σ is flushed to 0 (gelu(x) = x σ underflows anyway, x < -10.5) rather than becoming subnormal
+// (slow) or, with e saturated, leaving x σ non-zero for huge |x|.
+struct GeluTerms {
+  float e, s;
+};
+inline GeluTerms gelu_terms(float x) {
   const float t = -2.0f * kGeluScale * (x + kGeluCubic * x * x * x);
-  return exp_vec(t > 80.0f ? 80.0f : t);
+  const float e = exp_vec(t);
+  const float s = 1.0f / (1.0f + e);
+  return {e, t > 85.0f ? 0.0f : s};
 }
 }  // namespace
 
@@ -29,7 +35,7 @@ void gelu_forward(float* out, const float* inp, size_t n) {
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     const float x = inp[i];
-    out[i] = x / (1.0f + gelu_exp(x));  // 0.5 x (1 + tanh u)
+    out[i] = x * gelu_terms(x).s;  // 0.5 x (1 + tanh u) = x σ(2u)
   }
 }
 
@@ -42,10 +48,10 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (size_t i = 0; i < n; ++i) {
     const float x = inp[i];
-    const float e = gelu_exp(x);
-    const float s = 1.0f / (1.0f + e);
+    const auto [e, s] = gelu_terms(x);
+    const float es = e * s;  // 1 - s, without its cancellation as s -> 1
     const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
-    dinp[i] += dout[i] * (s * (1.0f + 2.0f * x * e * s * du));
+    dinp[i] += dout[i] * (s * (1.0f + 2.0f * x * es * du));
   }
 }
 

@@ -5,11 +5,15 @@
 // att, their own D-wide column slice of out / dq / dk / dv), so there are no races and the
 // result does not even depend on the thread count.
 //
-// Inside a job the four products (Q·Kᵀ, P·V and, backward, dO·Vᵀ, Pᵀ·dO, dSᵀ·Q, dS·K) run on a
-// small register-tiled matrix multiply (tiled_matmul below) that skips the corners the masks
-// zero out, so causal attention does about half the work of the full T × T square. Queries are
-// handled in blocks of kQueryBlock rows; the per-thread scratch (K or V transposed, one block of
-// scores or score gradients, one block of dropped-out probabilities) is allocated once and reused.
+// Inside a job the products (Q·Kᵀ and P·V forward; dO·Vᵀ, Pᵀ·dO, dSᵀ·Q and dS·K backward) run on
+// a small register-tiled matrix multiply (tiled_matmul below) that skips what the masks zero out:
+// masked keys are never touched, so causal attention does half the work of the full Tq × Tk
+// square. Queries go in blocks of kQueryBlock rows. Per-thread scratch (K or V transposed, one
+// block of score gradients, one block of dropped-out probabilities) grows once and is reused, so
+// training allocates nothing in steady state.
+//
+// Dropout never stores its mask: element (b, h, i, j) of att is kept iff
+// counter_uniform(seed, ((b*H + h)*Tq + i)*Tk + j) >= p, recomputed by the backward pass.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -27,8 +31,8 @@ namespace potop {
 
 namespace {
 
-constexpr int kQueryBlock = 64;
-constexpr int kTileRows = 6;  // query rows per block (backward: the k-depth of dK, dV updates)
+constexpr int kQueryBlock = 64;  // query rows per block (backward: the k-depth of the dk, dv updates)
+constexpr int kTileRows = 6;     // rows of C held in registers by tiled_matmul
 
 // ---------------------------------------------------------------------------------------------
 // SIMD through GCC's vector extensions: one AVX register (8 floats) with -march=native on an AVX
@@ -61,16 +65,16 @@ inline float vsum(vfloat v) {
 inline vfloat vexp_nonpositive(vfloat x) {
   const vfloat lo = vbroadcast(-88.0f);
   x = x < lo ? lo : x;
-  const vfloat big = vbroadcast(12582912.0f);                         // 1.5 * 2^23
-  const vfloat n = (x * 1.44269504088896341f + big) - big;            // round(x / ln 2)
-  const vfloat r = (x - n * 0.693359375f) - n * -2.12194440e-4f;      // x - n ln 2, |r| <= ln 2 / 2
+  const vfloat big = vbroadcast(12582912.0f);                     // 1.5 * 2^23
+  const vfloat n = (x * 1.44269504088896341f + big) - big;        // round(x / ln 2)
+  const vfloat r = (x - n * 0.693359375f) - n * -2.12194440e-4f;  // x - n ln 2, |r| <= ln 2 / 2
   vfloat p = vbroadcast(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;                                           // e^r
+  p = p * r * r + r + 1.0f;                                          // e^r
   const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;  // 2^n
   const vfloat e = p * std::bit_cast<vfloat>(bits);
   return x < vbroadcast(-87.0f) ? vfloat{} : e;
@@ -79,26 +83,38 @@ inline vfloat vexp_nonpositive(vfloat x) {
 // ---------------------------------------------------------------------------------------------
 // A small matrix multiply for the blocks inside one (batch, head).
 //
-// C (M, N) = A (M, K) · B (K, N)  (kAdd false)   or   C += A · B  (kAdd true)
+//   C (M, N) = A (M, K) · B (K, N)   (kAdd false)   or   C += A · B   (kAdd true)
+//
 // A's element (r, k) lives at A[r * a_rs + k * a_cs], so a transposed A is just other strides;
 // B and C are row-major with row strides ldb and ldc, and B's rows are read contiguously.
-// The rows go in tiles of 4. For the tile of rows [r, r + mr), only columns [0, cols(r, mr))
-// are written and only k in [k0, k1) = krange(r, mr) is summed: attention's masks zero whole
-// corners of these products, and the caller guarantees that a skipped k contributes zero
-// (skipped columns are left untouched).
+// Rows go in tiles of kTileRows (then 4, 2, 1). For the tile of rows [r, r + mr) only the
+// columns [0, cols(r, mr)) are written and only the k in [k0, k1) = krange(r, mr) are summed:
+// attention's masks zero whole corners of these products, and the caller guarantees that a
+// skipped k contributes zero. Columns go 2 vectors at a time, then 1, then the rest: one by one,
+// or, with kPaddedB (B's rows may be read up to a whole vector past N; our scratch rows are),
+// as one more vector of which only the first N % kLanes lanes are stored.
 //
-// The tile kernel keeps a 4 × (2 vectors) block of C in registers while it walks k: two loads
-// of B and four broadcasts of A feed eight independent multiply-adds.
+// The tile keeps kTileRows × 2 vectors of C in registers (12 of AVX's 16) while it walks k:
+// two loads of B and six broadcasts of A feed twelve independent multiply-adds.
+
+inline vfloat vload_part(const float* p, int n) {
+  vfloat v{};
+  std::memcpy(&v, p, n * sizeof(float));
+  return v;
+}
+inline void vstore_part(float* p, vfloat v, int n) { std::memcpy(p, &v, n * sizeof(float)); }
 
 template <int MR, int NV, bool kAdd>
 inline void matmul_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                        ptrdiff_t ldb, int k0, int k1) {
+                        ptrdiff_t ldb, int k0, int k1, int last_width = kLanes) {
   static_assert(NV == 1 || NV == 2);
   vfloat acc[MR][NV] = {};
   for (int k = k0; k < k1; ++k) {
     vfloat b0 = vload(B + k * ldb), b1{};
     if constexpr (NV == 2) b1 = vload(B + k * ldb + kLanes);
+#if defined(__x86_64__) || defined(__i386__)
     asm("" : "+x"(b0), "+x"(b1));  // keep B's row in registers: GCC would reload it for every row
+#endif
     for (int r = 0; r < MR; ++r) {
       const float a = A[r * a_rs + k * a_cs];
       acc[r][0] += a * b0;
@@ -108,12 +124,17 @@ inline void matmul_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs,
   for (int r = 0; r < MR; ++r) {
     for (int v = 0; v < NV; ++v) {
       float* c = C + r * ldc + v * kLanes;
-      vstore(c, kAdd ? vload(c) + acc[r][v] : acc[r][v]);
+      const int width = v == NV - 1 ? last_width : kLanes;
+      if (width == kLanes) {
+        vstore(c, kAdd ? vload(c) + acc[r][v] : acc[r][v]);
+      } else {
+        vstore_part(c, kAdd ? vload_part(c, width) + acc[r][v] : acc[r][v], width);
+      }
     }
   }
 }
 
-// The same for a single column (the last N % kLanes columns).
+// One column (the last N % kLanes columns when B's rows end there).
 template <int MR, bool kAdd>
 inline void matmul_column(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
                           ptrdiff_t ldb, int k0, int k1) {
@@ -123,38 +144,38 @@ inline void matmul_column(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_r
   for (int r = 0; r < MR; ++r) C[r * ldc] = kAdd ? C[r * ldc] + acc[r] : acc[r];
 }
 
-// One tile of MR rows across columns [0, N).
-template <int MR, bool kAdd>
-inline void matmul_rows(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                        ptrdiff_t ldb, int N, int k0, int k1) {
-  int c = 0;
-  for (; c + 2 * kLanes <= N; c += 2 * kLanes) matmul_tile<MR, 2, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-  for (; c + kLanes <= N; c += kLanes) matmul_tile<MR, 1, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-  for (; c < N; ++c) matmul_column<MR, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-}
-
-template <int MR, bool kAdd, class Cols, class KRange>
+template <int MR, bool kAdd, bool kPaddedB, class Cols, class KRange>
 inline void matmul_row_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
                             ptrdiff_t ldb, int r, Cols& cols, KRange& krange) {
   const auto [k0, k1] = krange(r, MR);
-  matmul_rows<MR, kAdd>(C + r * ldc, ldc, A + r * a_rs, a_rs, a_cs, B, ldb, cols(r, MR), k0, k1);
+  const int N = cols(r, MR);
+  C += r * ldc;
+  A += r * a_rs;
+  int c = 0;
+  for (; c + 2 * kLanes <= N; c += 2 * kLanes) matmul_tile<MR, 2, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
+  for (; c + kLanes <= N; c += kLanes) matmul_tile<MR, 1, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
+  if constexpr (kPaddedB) {
+    if (c < N) matmul_tile<MR, 1, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1, N - c);
+  } else {
+    for (; c < N; ++c) matmul_column<MR, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
+  }
 }
 
-template <bool kAdd, class Cols, class KRange>
+template <bool kAdd, bool kPaddedB = false, class Cols, class KRange>
 void tiled_matmul(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
                   ptrdiff_t ldb, int M, Cols cols, KRange krange) {
   int r = 0;
   for (; r + kTileRows <= M; r += kTileRows)
-    matmul_row_tile<kTileRows, kAdd>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
+    matmul_row_tile<kTileRows, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
   if (r + 4 <= M) {
-    matmul_row_tile<4, kAdd>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
+    matmul_row_tile<4, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
     r += 4;
   }
   if (r + 2 <= M) {
-    matmul_row_tile<2, kAdd>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
+    matmul_row_tile<2, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
     r += 2;
   }
-  if (r < M) matmul_row_tile<1, kAdd>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
+  if (r < M) matmul_row_tile<1, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,16 +201,20 @@ float* scratch(int slot, size_t n) {
   return buffers[slot].data();
 }
 
-// t (D, n) = x (n, D)ᵀ, x's rows stride apart; in 8 × 8 blocks so that neither the loads nor the
-// stores walk a whole column.
-void transpose_rows(float* t, const float* x, ptrdiff_t stride, int n, int D) {
+// Row length of a transposed (D, n) scratch matrix: n rounded up to whole vectors, so that
+// tiled_matmul may read its rows as kPaddedB.
+int padded(int n) { return (n + kLanes - 1) / kLanes * kLanes; }
+
+// t (D, n) = x (n, D)ᵀ, t's rows ldt apart and x's stride apart; in 8 × 8 blocks so that neither
+// the loads nor the stores walk a whole column.
+void transpose_rows(float* t, ptrdiff_t ldt, const float* x, ptrdiff_t stride, int n, int D) {
   constexpr int kBlock = 8;
   for (int j0 = 0; j0 < n; j0 += kBlock) {
     const int j1 = std::min(j0 + kBlock, n);
     for (int d0 = 0; d0 < D; d0 += kBlock) {
       const int d1 = std::min(d0 + kBlock, D);
       for (int j = j0; j < j1; ++j)
-        for (int d = d0; d < d1; ++d) t[d * n + j] = x[j * stride + d];
+        for (int d = d0; d < d1; ++d) t[d * ldt + j] = x[j * stride + d];
     }
   }
 }
@@ -261,18 +286,22 @@ void attention_forward(float* out, float* att, const float* q, const float* k, c
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;  // keys any query sees
 
-    float* kt = scratch(0, static_cast<size_t>(D) * nk);  // (D, nk) = Kᵀ
-    transpose_rows(kt, kb, dims.k_stride, nk, D);
+    const int ldt = padded(nk);
+    float* kt = scratch(0, static_cast<size_t>(D) * ldt);  // (D, nk) = Kᵀ, rows ldt apart
+    transpose_rows(kt, ldt, kb, dims.k_stride, nk, D);
 
     for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
       const int mb = std::min(kQueryBlock, Tq - i0);
       float* a = ab + static_cast<size_t>(i0) * Tk;  // (mb, Tk)
-      // Row tile [r, r + mr) needs the keys of its last query.
+      // A tile of query rows [r, r + mr) needs the keys its last query sees.
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+      auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
+      auto head_dim = [&](int, int) { return D; };
+      auto head_range = [&](int, int) { return std::pair{0, D}; };
 
       // scores (mb, nk) = q (mb, D) · kᵀ (D, nk), into att
-      tiled_matmul<false>(a, Tk, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, nk, mb,
-                          keys_of_tile, [&](int, int) { return std::pair{0, D}; });
+      tiled_matmul<false, true>(a, Tk, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, ldt, mb,
+                                keys_of_tile, head_range);
       // att = softmax(scores / √D + mask)
       for (int r = 0; r < mb; ++r) softmax_row(a + static_cast<size_t>(r) * Tk, visible(i0 + r), Tk, scale);
 
@@ -295,9 +324,8 @@ void attention_forward(float* out, float* att, const float* q, const float* k, c
       }
 
       // out (mb, D) = p (mb, nk) · v (nk, D)
-      tiled_matmul<false>(ob + static_cast<size_t>(i0) * HD, HD, p, ldp, 1, vb, dims.v_stride, mb,
-                          [&](int, int) { return D; },
-                          [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; });
+      tiled_matmul<false>(ob + static_cast<size_t>(i0) * HD, HD, p, ldp, 1, vb, dims.v_stride, mb, head_dim,
+                          key_range);
     }
   }
 }
@@ -328,8 +356,9 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;
 
-    float* vt = scratch(0, static_cast<size_t>(D) * nk);  // (D, nk) = Vᵀ
-    transpose_rows(vt, vb, dims.v_stride, nk, D);
+    const int ldt = padded(nk);
+    float* vt = scratch(0, static_cast<size_t>(D) * ldt);  // (D, nk) = Vᵀ, rows ldt apart
+    transpose_rows(vt, ldt, vb, dims.v_stride, nk, D);
     float* ds = scratch(1, static_cast<size_t>(kQueryBlock) * nk);  // (mb, nk): dp, then dscores
     float* pd = dropout ? scratch(2, static_cast<size_t>(kQueryBlock) * nk) : nullptr;  // (mb, nk)
 
@@ -341,6 +370,9 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
       const float* qb_blk = qb + static_cast<size_t>(i0) * dims.q_stride;
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+      auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
+      auto head_dim = [&](int, int) { return D; };
+      auto head_range = [&](int, int) { return std::pair{0, D}; };
       // For a tile of keys [j, j + mr): the block's queries that see key j (hence all later ones).
       auto queries_of_keys = [&](int j, int) {
         const int first = visible.causal ? std::clamp(j - visible.offset - i0, 0, mb) : 0;
@@ -349,8 +381,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 
       // forward: out = p · v, p = dropout(att)
       // dp (mb, nb) = dout (mb, D) · vᵀ (D, nb)
-      tiled_matmul<false>(ds, nk, dob_blk, HD, 1, vt, nk, mb, keys_of_tile,
-                          [&](int, int) { return std::pair{0, D}; });
+      tiled_matmul<false, true>(ds, nk, dob_blk, HD, 1, vt, ldt, mb, keys_of_tile, head_range);
 
       for (int r = 0; r < mb; ++r) {
         const int n = visible(i0 + r);
@@ -377,15 +408,12 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       const ptrdiff_t ldp = dropout ? nk : Tk;
 
       // forward: out = p · v  =>  dv (nb, D) += pᵀ (nb, mb) · dout (mb, D)
-      tiled_matmul<true>(dvb, dims.v_stride, p, 1, ldp, dob_blk, HD, nb, [&](int, int) { return D; },
-                         queries_of_keys);
+      tiled_matmul<true>(dvb, dims.v_stride, p, 1, ldp, dob_blk, HD, nb, head_dim, queries_of_keys);
       // forward: scores = q · kᵀ  =>  dk (nb, D) += dscoresᵀ (nb, mb) · q (mb, D)
-      tiled_matmul<true>(dkb, dims.k_stride, ds, 1, nk, qb_blk, dims.q_stride, nb, [&](int, int) { return D; },
-                         queries_of_keys);
+      tiled_matmul<true>(dkb, dims.k_stride, ds, 1, nk, qb_blk, dims.q_stride, nb, head_dim, queries_of_keys);
       //                           =>  dq (mb, D) += dscores (mb, nb) · k (nb, D)
-      tiled_matmul<true>(dqb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, ds, nk, 1, kb,
-                         dims.k_stride, mb, [&](int, int) { return D; },
-                         [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; });
+      tiled_matmul<true>(dqb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, ds, nk, 1, kb, dims.k_stride,
+                         mb, head_dim, key_range);
     }
   }
 }

@@ -30,9 +30,11 @@ struct AttentionMask {
 };
 
 // out (B, Tq, H*D); att (B, H, Tq, Tk): the softmax probabilities (before dropout), saved for
-// the backward pass. Dropout with probability dropout_p is applied to the probabilities
-// (mask from counter_uniform(dropout_seed, index into att), see dropout.h) before they
-// multiply V.
+// the backward pass. Both are overwritten in full; masked entries of att are exactly 0.
+// Dropout with probability dropout_p is applied to the probabilities (mask from
+// counter_uniform(dropout_seed, index into att), see dropout.h) before they multiply V:
+// att[b,h,i,j] is kept iff counter_uniform(dropout_seed, ((b*H + h)*Tq + i)*Tk + j) >= dropout_p,
+// and kept ones are scaled by 1 / (1 - dropout_p). dropout_p == 0 means no dropout at all.
 void attention_forward(float* out, float* att, const float* q, const float* k, const float* v,
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p = 0.0f,
                        uint64_t dropout_seed = 0);

@@ -211,6 +211,11 @@ TEST(EvalWindows, PadsShortWindowsAndRowsPastTheEnd) {
 
 TEST(EvalWindows, RejectsBadStride) {
   EXPECT_THROW(eval_windows(100, 8, 9), Error);
+  try {
+    eval_windows(100, 8, 9);
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--stride must be between 1 and the block size 8 (or 0 for the block size), got 9");
+  }
   EXPECT_THROW(eval_windows(100, 8, -1), Error);
   EXPECT_THROW(eval_windows(100, 0), Error);
   EXPECT_TRUE(eval_windows(1, 8).empty());

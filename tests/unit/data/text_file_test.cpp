@@ -91,7 +91,7 @@ TEST(TextFile, DropsLeadingByteOrderMark) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Hash, Fnv1a64MatchesPublishedVectors) {
+TEST(Fnv1a64, MatchesPublishedVectors) {
   EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
   EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ull);

@@ -44,7 +44,9 @@ TEST(ActivationTest, GeluForwardMatchesReference) {
   for (size_t i = 0; i < x.size(); ++i) ref[i] = gelu_ref(x[i]);
   EXPECT_LT(testing::nmse(out.data(), ref.data(), x.size()), 1e-12);
   EXPECT_LT(testing::max_abs_diff(out.data(), ref.data(), x.size()), 2e-6);
-  EXPECT_LT(max_rel_error(out, ref, 1e-30), 1e-6);  // including the tail: gelu(-8) ≈ -3e-21
+  // Relative accuracy holds in the tail too (gelu(-8) ≈ -3e-21, where 1 + tanh u would round to
+  // 0 in float); its size there is set by the rounding of u itself, |u| · 2^-23.
+  EXPECT_LT(max_rel_error(out, ref, 1e-30), 1e-5);
   EXPECT_EQ(out[1000 + 80], 0.0f);                  // x = 0
   // The reference against torch.nn.functional.gelu(x, approximate="tanh") and the tanh form.
   EXPECT_NEAR(gelu_ref(1.0), 0.8411920070648193, 1e-7);

@@ -1,0 +1,110 @@
+// Running the PyTorch oracle (tests/torch/*.py under Debian's /usr/bin/python3, which has torch
+// and numpy; scripts/setup.sh installs them) and comparing potop's float tensors with its results.
+// torch is a required test dependency: a script that fails is a test failure, never a skip.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/safetensors.h"
+#include "support/testing.h"
+
+namespace potop::testing {
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs POTOP_PYTHON <source dir>/<script> <args...>, its output going to the test's. Returns
+// the exit status (non-zero also when the interpreter is missing or was killed).
+inline int run_python(const std::string& script, const std::vector<std::string>& args) {
+  std::string cmd = shell_quote(POTOP_PYTHON) + " " + shell_quote((source_dir() / script).string());
+  for (const std::string& a : args) cmd += " " + shell_quote(a);
+  std::fflush(stdout);
+  const int status = std::system(cmd.c_str());
+  if (status == -1) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// How far potop's tensor is from the reference.
+struct Diff {
+  std::string name;
+  size_t n = 0;
+  double nmse = 0;      // Σ(a-b)² / Σb² (testing::nmse)
+  double max_abs = 0;   // max |a - b|
+  double ref_rms = 0;   // √(Σb² / n), for scale
+  bool finite = true;   // every element of a and b finite
+  std::string str() const {
+    std::ostringstream s;
+    s << name << " (" << n << "): nmse " << nmse << ", max |diff| " << max_abs << ", ref rms " << ref_rms;
+    if (!finite) s << ", NOT FINITE";
+    return s.str();
+  }
+};
+
+inline Diff diff(const std::string& name, std::span<const float> a, std::span<const float> ref) {
+  Diff d;
+  d.name = name;
+  d.n = ref.size();
+  EXPECT_EQ(a.size(), ref.size()) << name << ": potop and the reference differ in size";
+  const size_t n = std::min(a.size(), ref.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(ref[i])) {
+      if (!(a[i] == ref[i])) d.finite = false;  // equal infinities are a match
+      continue;
+    }
+    const double e = static_cast<double>(a[i]) - ref[i];
+    num += e * e;
+    den += static_cast<double>(ref[i]) * ref[i];
+    d.max_abs = std::max(d.max_abs, std::fabs(e));
+  }
+  d.nmse = den == 0 ? num : num / den;
+  d.ref_rms = n ? std::sqrt(den / n) : 0;
+  return d;
+}
+
+// Collects comparisons of one group of tensors and checks them against one NMSE bound,
+// reporting the worst tensor (and every failing one).
+class DiffReport {
+ public:
+  DiffReport(std::string group, double max_nmse) : group_(std::move(group)), max_nmse_(max_nmse) {}
+  void add(const Diff& d) {
+    if (!worst_ || d.nmse > worst_->nmse || !d.finite) worst_ = d;
+    if (!d.finite || !(d.nmse <= max_nmse_)) failures_.push_back(d);
+  }
+  void add(const std::string& name, std::span<const float> a, std::span<const float> ref) { add(diff(name, a, ref)); }
+  double worst_nmse() const { return worst_ ? worst_->nmse : 0.0; }
+  // Prints the worst tensor and fails the test naming every tensor over the bound.
+  void check() const {
+    if (!worst_) return;
+    std::printf("  %-28s worst %s\n", group_.c_str(), worst_->str().c_str());
+    for (const Diff& d : failures_)
+      ADD_FAILURE() << group_ << ": " << d.str() << " exceeds nmse " << max_nmse_;
+  }
+
+ private:
+  std::string group_;
+  double max_nmse_;
+  std::optional<Diff> worst_;
+  std::vector<Diff> failures_;
+};
+
+inline std::vector<float> f32_vector(const SafetensorsFile& file, const std::string& name) {
+  auto s = file.f32(name);
+  return {s.begin(), s.end()};
+}
+
+}  // namespace potop::testing

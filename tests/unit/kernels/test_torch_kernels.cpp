@@ -1,0 +1,327 @@
+// Every kernel against its PyTorch equivalent (tests/torch/kernel_reference.py): the test draws
+// random inputs and upstream gradients, runs potop's forward and backward, writes the inputs to
+// one safetensors file, lets PyTorch recompute the outputs and (by autograd) the input gradients
+// from the same inputs, and compares. Dropout is not here: its counter-based mask cannot match
+// torch's RNG (test_dropout.cpp and the finite-difference tests cover it).
+//
+// Both sides run in float32 with different operation orders, so they agree to rounding: NMSE
+// (Σ(a-b)²/Σb²) below 1e-10 where a semantic slip (a missing scale, a masked key leaking, a
+// wrong layout) costs 1e-4 or more.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/safetensors.h"
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/linear.h"
+#include "kernels/optimizer.h"
+#include "kernels/residual.h"
+#include "kernels/softmax.h"
+#include "support/testing.h"
+#include "support/torch_oracle.h"
+
+namespace potop {
+namespace {
+
+using testing::DiffReport;
+
+constexpr double kNmse = 1e-10;
+
+// Named tensors in insertion order, F32 or I32.
+class Bundle {
+ public:
+  std::vector<float>& f32(const std::string& name, const Shape& shape) {
+    Entry& e = add(name, shape, Dtype::F32);
+    e.f.assign(shape_numel(shape), 0.0f);
+    return e.f;
+  }
+  std::vector<int>& i32(const std::string& name, const Shape& shape) {
+    Entry& e = add(name, shape, Dtype::I32);
+    e.i.assign(shape_numel(shape), 0);
+    return e.i;
+  }
+  const std::vector<std::string>& names() const { return order_; }
+  const std::vector<float>& f32(const std::string& name) const { return entries_.at(name).f; }
+  std::vector<SafetensorsEntry> entries() const {
+    std::vector<SafetensorsEntry> out;
+    for (const std::string& n : order_) {
+      const Entry& e = entries_.at(n);
+      out.push_back({n, e.dtype, e.shape, e.dtype == Dtype::F32 ? static_cast<const void*>(e.f.data()) : e.i.data()});
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    Shape shape;
+    Dtype dtype;
+    std::vector<float> f;
+    std::vector<int> i;
+  };
+  Entry& add(const std::string& name, const Shape& shape, Dtype dtype) {
+    EXPECT_FALSE(entries_.count(name)) << "duplicate tensor " << name;
+    order_.push_back(name);
+    Entry& e = entries_[name];
+    e.shape = shape, e.dtype = dtype;
+    return e;
+  }
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> order_;
+};
+
+// All cases: inputs for PyTorch, potop's results, and what each case is.
+struct Cases {
+  Bundle inputs, results;
+  nlohmann::json meta = nlohmann::json::object();
+  std::vector<std::string> order;
+  uint64_t seed = 100;
+
+  void begin(const std::string& name, nlohmann::json params) {
+    order.push_back(name);
+    meta[name] = std::move(params);
+  }
+  // A random N(0, scale²) input.
+  std::vector<float>& in(const std::string& c, const std::string& name, const Shape& shape, float scale = 1.0f) {
+    auto& v = inputs.f32(c + "." + name, shape);
+    v = testing::random_vector(v.size(), seed++, scale);
+    return v;
+  }
+  std::vector<int>& in_i32(const std::string& c, const std::string& name, const Shape& shape) {
+    return inputs.i32(c + "." + name, shape);
+  }
+  std::vector<float>& out(const std::string& c, const std::string& name, const Shape& shape) {
+    return results.f32(c + "." + name, shape);
+  }
+};
+
+void linear_case(Cases& k, const std::string& c, WeightLayout layout, bool bias, int N, int C, int OC) {
+  k.begin(c, {{"kernel", "linear"}, {"layout", layout == WeightLayout::kInOut ? "in_out" : "out_in"}});
+  const Shape wshape = layout == WeightLayout::kInOut ? Shape{C, OC} : Shape{OC, C};
+  auto& inp = k.in(c, "inp", {N, C});
+  auto& w = k.in(c, "weight", wshape, 0.2f);
+  const float* b = bias ? k.in(c, "bias", {OC}).data() : nullptr;
+  auto& dout = k.in(c, "dout", {N, OC});
+  linear_forward(k.out(c, "out", {N, OC}).data(), inp.data(), w.data(), b, N, C, OC, layout);
+  float* db = bias ? k.out(c, "dbias", {OC}).data() : nullptr;
+  linear_backward(k.out(c, "dinp", {N, C}).data(), k.out(c, "dweight", wshape).data(), db, dout.data(), inp.data(),
+                  w.data(), N, C, OC, layout);
+}
+
+void embedding_case(Cases& k, const std::string& c, int pos0, bool backward) {
+  const int B = 3, T = 5, V = 11, C = 20, P = 9;  // P > pos0 + T positions in the table
+  k.begin(c, {{"kernel", "embedding"}, {"pos0", pos0}});
+  auto& tokens = k.in_i32(c, "tokens", {B, T});
+  Rng rng(k.seed++);
+  for (int& t : tokens) t = static_cast<int>(rng.below(V / 2));  // repeated tokens: dwte rows accumulate
+  auto& wte = k.in(c, "wte", {V, C});
+  auto& wpe = k.in(c, "wpe", {P, C});
+  embedding_forward(k.out(c, "out", {B, T, C}).data(), tokens.data(), wte.data(), wpe.data(), B, T, C, pos0);
+  if (!backward) return;
+  auto& dout = k.in(c, "dout", {B, T, C});
+  embedding_backward(k.out(c, "dwte", {V, C}).data(), k.out(c, "dwpe", {P, C}).data(), dout.data(), tokens.data(), B,
+                     T, C);
+}
+
+void sinusoidal_case(Cases& k, const std::string& c, int T, int C) {
+  k.begin(c, {{"kernel", "sinusoidal"}, {"T", T}, {"C", C}});
+  sinusoidal_positions(k.out(c, "table", {T, C}).data(), T, C);
+}
+
+void layernorm_case(Cases& k, const std::string& c, bool bias, int N, int C) {
+  k.begin(c, {{"kernel", "layernorm"}});
+  auto& inp = k.in(c, "inp", {N, C}, 3.0f);
+  for (size_t i = 0; i < inp.size(); ++i) inp[i] += 2.0f;  // a mean far from 0
+  auto& w = k.in(c, "weight", {C}, 0.5f);
+  for (float& x : w) x += 1.0f;
+  const float* b = bias ? k.in(c, "bias", {C}, 0.5f).data() : nullptr;
+  auto& dout = k.in(c, "dout", {N, C});
+  auto& mean = k.out(c, "mean", {N});
+  auto& rstd = k.out(c, "rstd", {N});
+  layernorm_forward(k.out(c, "out", {N, C}).data(), mean.data(), rstd.data(), inp.data(), w.data(), b, N, C);
+  float* db = bias ? k.out(c, "dbias", {C}).data() : nullptr;
+  layernorm_backward(k.out(c, "dinp", {N, C}).data(), k.out(c, "dweight", {C}).data(), db, dout.data(), inp.data(),
+                     w.data(), mean.data(), rstd.data(), N, C);
+}
+
+void activation_case(Cases& k, const std::string& c, bool gelu, size_t n) {
+  k.begin(c, {{"kernel", "activation"}, {"fn", gelu ? "gelu" : "relu"}});
+  auto& inp = k.in(c, "inp", {int64_t(n)}, 3.0f);
+  for (size_t i = 0; i < n; i += 17) inp[i] = 0.0f;  // the kink of ReLU: both say slope 0
+  inp[1] = 12.0f, inp[2] = -12.0f;                    // GELU's saturated tails
+  auto& dout = k.in(c, "dout", {int64_t(n)});
+  auto& out = k.out(c, "out", {int64_t(n)});
+  auto& dinp = k.out(c, "dinp", {int64_t(n)});
+  if (gelu) {
+    gelu_forward(out.data(), inp.data(), n);
+    gelu_backward(dinp.data(), dout.data(), inp.data(), n);
+  } else {
+    relu_forward(out.data(), inp.data(), n);
+    relu_backward(dinp.data(), dout.data(), inp.data(), n);
+  }
+}
+
+void residual_case(Cases& k, const std::string& c, size_t n) {
+  k.begin(c, {{"kernel", "residual"}});
+  auto& a = k.in(c, "a", {int64_t(n)});
+  auto& b = k.in(c, "b", {int64_t(n)});
+  auto& dout = k.in(c, "dout", {int64_t(n)});
+  residual_forward(k.out(c, "out", {int64_t(n)}).data(), a.data(), b.data(), n);
+  residual_backward(k.out(c, "da", {int64_t(n)}).data(), k.out(c, "db", {int64_t(n)}).data(), dout.data(), n);
+}
+
+void softmax_case(Cases& k, const std::string& c, int N, int V) {
+  k.begin(c, {{"kernel", "softmax"}});
+  auto& inp = k.in(c, "inp", {N, V}, 4.0f);
+  for (int n = 0; n < N; ++n) inp[size_t(n) * V + (n * 7) % V] = -std::numeric_limits<float>::infinity();
+  auto& dout = k.in(c, "dout", {N, V});
+  auto& out = k.out(c, "out", {N, V});
+  softmax_forward(out.data(), inp.data(), N, V);
+  softmax_backward(k.out(c, "dinp", {N, V}).data(), dout.data(), out.data(), N, V);
+}
+
+void crossentropy_case(Cases& k, const std::string& c, int N, int V) {
+  k.begin(c, {{"kernel", "crossentropy"}});
+  auto& logits = k.in(c, "logits", {N, V}, 5.0f);
+  auto& targets = k.in_i32(c, "targets", {N});
+  Rng rng(k.seed++);
+  for (int n = 0; n < N; ++n) targets[n] = n % 4 == 2 ? -1 : static_cast<int>(rng.below(V));
+  auto& dlosses = k.in(c, "dlosses", {N});
+  auto& probs = k.out(c, "probs", {N, V});
+  crossentropy_forward(k.out(c, "losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V);
+  crossentropy_backward(k.out(c, "dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V);
+}
+
+// Fused: q, k, v are the three thirds of one (B, T, 3C) buffer, as in the model; otherwise three
+// contiguous (B, T, C) buffers (with Tq < Tk: the last Tq queries against Tk keys, a KV cache).
+void attention_case(Cases& k, const std::string& c, int B, int Tq, int Tk, int H, int D, MaskKind kind,
+                    std::vector<int> key_lengths, bool fused) {
+  const int C = H * D;
+  k.begin(c, {{"kernel", "attention"}, {"H", H}, {"mask", kind == MaskKind::kCausal ? "causal" : "none"}});
+  const int* lengths = nullptr;
+  if (!key_lengths.empty()) {
+    auto& l = k.in_i32(c, "key_lengths", {B});
+    l = key_lengths;
+    lengths = l.data();
+  }
+  const AttentionMask mask{kind, lengths};
+  auto& dout = k.in(c, "dout", {B, Tq, C});
+  auto& out = k.out(c, "out", {B, Tq, C});
+  auto& att = k.out(c, "att", {B, H, Tq, Tk});
+  if (fused) {
+    EXPECT_EQ(Tq, Tk);
+    auto& qkv = k.in(c, "qkv", {B, Tq, 3 * C});
+    auto& dqkv = k.out(c, "dqkv", {B, Tq, 3 * C});
+    const AttentionDims dims{B, Tq, Tk, H, D, 3 * C, 3 * C, 3 * C};
+    attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, dims, mask);
+    attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, dout.data(), att.data(), qkv.data(),
+                       qkv.data() + C, qkv.data() + 2 * C, dims, mask);
+  } else {
+    auto& q = k.in(c, "q", {B, Tq, C});
+    auto& kk = k.in(c, "k", {B, Tk, C});
+    auto& v = k.in(c, "v", {B, Tk, C});
+    const AttentionDims dims{B, Tq, Tk, H, D, C, C, C};
+    attention_forward(out.data(), att.data(), q.data(), kk.data(), v.data(), dims, mask);
+    attention_backward(k.out(c, "dq", {B, Tq, C}).data(), k.out(c, "dk", {B, Tk, C}).data(),
+                       k.out(c, "dv", {B, Tk, C}).data(), dout.data(), att.data(), q.data(), kk.data(), v.data(),
+                       dims, mask);
+  }
+}
+
+void adamw_case(Cases& k, const std::string& c, long t, const AdamWHyper& h, double lr, double beta1, double beta2,
+                double wd, size_t n) {
+  // The JSON carries the decimals the float hyperparameters were written from, as a config would.
+  k.begin(c, {{"kernel", "adamw"}, {"t", t}, {"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", 1e-8},
+              {"weight_decay", wd}});
+  const int64_t N = static_cast<int64_t>(n);
+  auto& p0 = k.in(c, "params", {N}, 0.1f);
+  auto& g = k.in(c, "grads", {N}, 0.01f);
+  for (size_t i = 0; i < n; i += 13) g[i] = 0.0f;
+  auto& m0 = k.in(c, "m", {N}, t > 1 ? 0.01f : 0.0f);
+  auto& v0 = k.in(c, "v", {N}, t > 1 ? 1e-4f : 0.0f);
+  for (float& x : v0) x = std::fabs(x);
+  auto& p = k.out(c, "params", {N});
+  auto& m = k.out(c, "m", {N});
+  auto& v = k.out(c, "v", {N});
+  p = p0, m = m0, v = v0;
+  adamw_update(p.data(), g.data(), m.data(), v.data(), n, h, static_cast<float>(wd), t);
+}
+
+void clip_case(Cases& k, const std::string& c, double max_norm) {
+  const std::vector<int> sizes{400, 300, 250, 50};
+  k.begin(c, {{"kernel", "clip_grad_norm"}, {"max_norm", max_norm}, {"sizes", sizes}});
+  auto& g0 = k.in(c, "grads", {1000}, 0.05f);
+  auto& g = k.out(c, "grads", {1000});
+  g = g0;
+  const float norm = static_cast<float>(clip_grad_norm(g.data(), g.size(), max_norm));
+  k.out(c, "norm", {}) = {norm};
+}
+
+TEST(TorchKernels, EveryKernelMatchesPyTorch) {
+  Cases k;
+  linear_case(k, "linear_in_out", WeightLayout::kInOut, true, 37, 64, 96);
+  linear_case(k, "linear_in_out_nobias_big", WeightLayout::kInOut, false, 300, 40, 72);
+  linear_case(k, "linear_out_in", WeightLayout::kOutIn, true, 29, 48, 23);
+  linear_case(k, "linear_out_in_nobias", WeightLayout::kOutIn, false, 64, 32, 67);
+  embedding_case(k, "embedding", 0, true);
+  embedding_case(k, "embedding_pos0", 4, false);
+  sinusoidal_case(k, "sinusoidal", 64, 32);
+  sinusoidal_case(k, "sinusoidal_odd", 7, 9);
+  layernorm_case(k, "layernorm", true, 150, 48);
+  layernorm_case(k, "layernorm_nobias", false, 9, 13);
+  activation_case(k, "gelu", true, 5003);
+  activation_case(k, "relu", false, 5003);
+  residual_case(k, "residual", 1001);
+  softmax_case(k, "softmax", 12, 29);
+  crossentropy_case(k, "crossentropy", 17, 31);
+  attention_case(k, "attention_causal_fused", 2, 9, 9, 3, 8, MaskKind::kCausal, {}, true);
+  attention_case(k, "attention_causal_long", 1, 70, 70, 2, 16, MaskKind::kCausal, {}, true);
+  attention_case(k, "attention_none", 2, 7, 7, 2, 5, MaskKind::kNone, {}, false);
+  attention_case(k, "attention_padding", 3, 6, 6, 2, 16, MaskKind::kNone, {6, 3, 0}, false);
+  attention_case(k, "attention_causal_padding", 2, 7, 7, 1, 12, MaskKind::kCausal, {7, 4}, true);
+  attention_case(k, "attention_kv_cache", 2, 3, 8, 2, 8, MaskKind::kCausal, {}, false);
+  {
+    AdamWHyper h;
+    h.lr = 1e-3f, h.beta1 = 0.9f, h.beta2 = 0.99f, h.eps = 1e-8f, h.weight_decay = 0.1f;
+    adamw_case(k, "adamw_t1", 1, h, 1e-3, 0.9, 0.99, 0.1, 777);
+    h.lr = 3e-3f, h.beta1 = 0.8f, h.beta2 = 0.95f;
+    adamw_case(k, "adamw_t7_nodecay", 7, h, 3e-3, 0.8, 0.95, 0.0, 777);
+    adamw_case(k, "adamw_t7_decay", 7, h, 3e-3, 0.8, 0.95, 0.1, 777);
+  }
+  clip_case(k, "clip_grad_norm_clipped", 0.5);  // norm ≈ 0.05 √1000 ≈ 1.6
+  clip_case(k, "clip_grad_norm_unclipped", 5.0);
+
+  const auto dir = testing::temp_dir("torch_kernels");
+  write_safetensors(dir / "inputs.safetensors", k.inputs.entries(), {{"potop.kernels", k.meta.dump()}});
+  const int rc = testing::run_python("tests/torch/kernel_reference.py",
+                                     {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
+  ASSERT_EQ(rc, 0) << "tests/torch/kernel_reference.py failed (exit " << rc
+                   << "); torch is required: run scripts/setup.sh";
+  const SafetensorsFile ref(dir / "reference.safetensors");
+
+  for (const std::string& c : k.order) {
+    DiffReport report(c, kNmse);
+    for (const std::string& name : k.results.names()) {
+      if (!name.starts_with(c + ".")) continue;
+      if (!ref.has(name)) {
+        ADD_FAILURE() << "the reference lacks " << name;
+        continue;
+      }
+      report.add(name, k.results.f32(name), ref.f32(name));
+    }
+    report.check();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace potop
