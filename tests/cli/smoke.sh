@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Smoke test of the CLI: a few dozen training steps on multilingual text, greedy sampling
+# twice (identical output), evaluation, and a prompt the model cannot encode.
+set -euo pipefail
+potop=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for i in $(seq 1 150); do
+  echo "Litwo! Ojczyzno moja! ty jesteś jak zdrowie. Мой дядя самых честных правил. 床前明月光 🙂 $i"
+done > "$dir/text.txt"
+
+"$potop" train --data "$dir/text.txt" --out "$dir/model" --steps 40 --eval-interval 20 --eval-iters 2 \
+  --n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --threads 2 2> "$dir/train.log" ||
+  { cat "$dir/train.log"; fail "train exited non-zero"; }
+grep -q "parameters" "$dir/train.log" || fail "train did not print the parameter count"
+grep -q "memory plan" "$dir/train.log" || fail "train did not print the memory plan"
+for f in config.json vocab.json latest.safetensors best.safetensors metrics.jsonl; do
+  [ -s "$dir/model/$f" ] || fail "model directory lacks $f"
+done
+
+a=$("$potop" sample --model "$dir/model" --prompt "Litwo" --tokens 60 --temperature 0 --seed 1)
+b=$("$potop" sample --model "$dir/model" --prompt "Litwo" --tokens 60 --temperature 0 --seed 2)
+[ "$a" = "$b" ] || fail "temperature 0 gave different text: '$a' vs '$b'"
+[[ "$a" == Litwo* ]] || fail "sample output does not start with the prompt: '$a'"
+[ "$(printf '%s' "$a" | wc -m)" -eq 65 ] || fail "expected 5 prompt + 60 generated characters, got '$a'"
+
+"$potop" eval --model "$dir/model" --data "$dir/text.txt" --json > "$dir/eval.json"
+/usr/bin/python3 -c "
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert r['tokens'] > 1000 and math.isfinite(r['loss']) and r['loss'] > 0, r
+assert abs(r['perplexity'] - math.exp(r['loss'])) < 1e-6 * r['perplexity'], r
+" "$dir/eval.json" || fail "eval output is wrong: $(cat "$dir/eval.json")"
+
+if "$potop" sample --model "$dir/model" --prompt "Ω" --tokens 5 2> "$dir/err.log"; then
+  fail "a prompt with an unknown character was accepted"
+fi
+grep -q -- "--prompt contains 'Ω' (U+03A9)" "$dir/err.log" || fail "unclear error: $(cat "$dir/err.log")"
+echo "cli smoke: ok"
