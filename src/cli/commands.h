@@ -11,5 +11,7 @@ using Run = std::function<int()>;
 Run add_train(CLI::App& app);
 Run add_sample(CLI::App& app);
 Run add_eval(CLI::App& app);
+Run add_plot(CLI::App& app);
+Run add_attention(CLI::App& app);
 
 }  // namespace potop::cli

@@ -1,6 +1,7 @@
 // potop: train, sample from and evaluate character-level GPT models on a CPU.
 #include <cstdio>
 #include <map>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -10,11 +11,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "potop 0.1.0");
   std::map<CLI::App*, potop::cli::Run> runs;
-  for (auto add : {potop::cli::add_train, potop::cli::add_sample, potop::cli::add_eval}) {
+  for (auto add : {potop::cli::add_train, potop::cli::add_sample, potop::cli::add_eval,
+                    potop::cli::add_plot, potop::cli::add_attention}) {
     auto run = add(app);
     runs[app.get_subcommands({}).back()] = std::move(run);
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A usage error is one line too, naming the flag, with where to read about it; exit 2.
+    std::string command = "potop";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::fprintf(stderr, "potop: error: %s (see %s --help)\n", e.what(), command.c_str());
+    return 2;
+  }
   try {
     for (auto& [sub, run] : runs)
       if (sub->parsed()) return run();
@@ -24,6 +35,10 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "potop: error: out of memory (try a smaller --batch-size, --block-size or model)\n");
+    return 1;
+  } catch (const std::exception& e) {  // e.g. std::filesystem::filesystem_error: still one line, exit 1
+    std::fflush(stdout);
+    std::fprintf(stderr, "potop: error: %s\n", e.what());
     return 1;
   }
   return 0;

@@ -1,0 +1,56 @@
+// Pictures of a model: `potop plot` (loss curves) and `potop attention` (attention maps).
+#include <cstdio>
+#include <memory>
+
+#include "checkpoint/model_dir.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/threads.h"
+#include "report/attention_map.h"
+#include "report/loss_plot.h"
+
+namespace potop::cli {
+
+Run add_plot(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("plot", "draw a run's loss curves (metrics.jsonl) as an SVG image");
+  auto model = std::make_shared<std::string>(), out = std::make_shared<std::string>();
+  cmd->add_option("--model", *model, "model directory written by potop train")->required();
+  cmd->add_option("--out", *out, "SVG file to write (default: MODEL/loss.svg)");
+  return [model, out]() {
+    const fs::path target = out->empty() ? fs::path(*model) / "loss.svg" : fs::path(*out);
+    write_file_atomic(target, loss_curve_svg(fs::path(*model) / "metrics.jsonl"));
+    std::printf("wrote %s\n", target.string().c_str());
+    return 0;
+  };
+}
+
+namespace {
+
+struct AttentionArgs {
+  std::string model, checkpoint, prompt, out = "attention.html";
+  int layer = -1, head = -1;
+};
+
+}  // namespace
+
+Run add_attention(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text");
+  auto a = std::make_shared<AttentionArgs>();
+  cmd->add_option("--model", a->model, "model directory written by potop train")->required();
+  cmd->add_option("--prompt", a->prompt, "text to look at, at most block_size characters")->required();
+  cmd->add_option("--checkpoint", a->checkpoint, "best, latest or a .safetensors path (default: best, else latest)");
+  cmd->add_option("--out", a->out, "HTML file to write")->capture_default_str();
+  cmd->add_option("--layer", a->layer, "only this layer (default: all)");
+  cmd->add_option("--head", a->head, "only this head (default: all)");
+  return [a]() {
+    set_threads(hardware_threads());
+    LoadedModel m = load_model_dir(a->model, a->checkpoint);
+    const std::vector<int> ids = m.tokenizer.encode_utf8(a->prompt, "--prompt");
+    write_file_atomic(a->out, attention_html(*m.model, m.tokenizer, ids, a->layer, a->head));
+    std::printf("wrote %s\n", a->out.c_str());
+    return 0;
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,98 @@
+#include "report/attention_map.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "report/svg.h"
+
+namespace potop {
+
+namespace {
+
+// How a character is shown on an axis: visible stand-ins for whitespace.
+std::string display(const CharTokenizer& tokenizer, int id) {
+  const std::string s = tokenizer.decode_one(id);
+  if (s == "\n") return "↵";
+  if (s == " ") return "␣";
+  if (s == "\t") return "⇥";
+  return s;
+}
+
+std::string heat_map_svg(const float* att, const std::vector<std::string>& labels, int T) {
+  const int cell = std::clamp(560 / T, 4, 22), margin = cell >= 10 ? 18 : 2;
+  const int size = margin + cell * T;
+  char buf[256];
+  std::string svg;
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"%d\" "
+                "font-family=\"monospace\">\n",
+                size, size, std::max(8, cell - 6));
+  svg += buf;
+  for (int i = 0; i < T && margin > 2; ++i) {
+    std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", margin + cell * i + cell / 2,
+                  margin - 5);
+    svg += buf + xml_escape(labels[i]) + "</text>";
+    std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", margin / 2,
+                  margin + cell * i + cell - 5);
+    svg += buf + xml_escape(labels[i]) + "</text>\n";
+  }
+  for (int i = 0; i < T; ++i) {
+    for (int j = 0; j <= i; ++j) {  // causal: keys after the query get no weight
+      const float w = att[size_t(i) * T + j];
+      std::snprintf(buf, sizeof buf, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">",
+                    margin + cell * j, margin + cell * i, cell, cell, heat_colour(w).c_str());
+      svg += buf;
+      std::snprintf(buf, sizeof buf, " (%d) → ", i);
+      std::string title = xml_escape(labels[i]) + buf + xml_escape(labels[j]);
+      std::snprintf(buf, sizeof buf, " (%d): %.3f", j, w);
+      svg += "<title>" + title + buf + "</title></rect>";
+    }
+    svg += "\n";
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace
+
+std::string attention_html(GPT& model, const CharTokenizer& tokenizer, const std::vector<int>& ids, int layer,
+                           int head) {
+  const GPTConfig& c = model.config();
+  const int T = static_cast<int>(ids.size());
+  if (T < 1 || T > c.block_size)
+    throw Error("--prompt must hold 1 to " + std::to_string(c.block_size) + " characters (the block size), got " +
+                std::to_string(T));
+  if (layer < -1 || layer >= c.n_layer)
+    throw Error("--layer must be between 0 and " + std::to_string(c.n_layer - 1) + " (got " + std::to_string(layer) + ")");
+  if (head < -1 || head >= c.n_head)
+    throw Error("--head must be between 0 and " + std::to_string(c.n_head - 1) + " (got " + std::to_string(head) + ")");
+  model.forward(ids.data(), nullptr, 1, T);
+  std::vector<std::string> labels;
+  for (int id : ids) labels.push_back(display(tokenizer, id));
+
+  std::string text;
+  for (const std::string& l : labels) text += l;
+  std::string html =
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>potop attention</title><style>"
+      "body{font-family:sans-serif;margin:20px} .maps{display:flex;flex-wrap:wrap;gap:18px}"
+      " figure{margin:0} figcaption{font-weight:bold;margin-bottom:4px} rect:hover{stroke:#e6550d}"
+      "</style></head><body>\n<h1>Attention maps</h1>\n<p>Text: <code>" + xml_escape(text) +
+      "</code></p>\n<p>Each map is one head of one layer. Row <i>i</i> is the character that attends (the query), "
+      "column <i>j</i> the character it attends to (the key); darker cells carry more of the softmax weight, and "
+      "each row sums to 1. The causal mask leaves everything right of the diagonal empty. Hover a cell for its "
+      "weight.</p>\n";
+  for (int l = 0; l < c.n_layer; ++l) {
+    if (layer >= 0 && l != layer) continue;
+    html += "<h2>Layer " + std::to_string(l) + "</h2>\n<div class=\"maps\">\n";
+    const float* att = model.attention(l);
+    for (int h = 0; h < c.n_head; ++h) {
+      if (head >= 0 && h != head) continue;
+      html += "<figure><figcaption>layer " + std::to_string(l) + ", head " + std::to_string(h) + "</figcaption>\n";
+      html += heat_map_svg(att + size_t(h) * T * T, labels, T) + "</figure>\n";
+    }
+    html += "</div>\n";
+  }
+  return html + "</body></html>\n";
+}
+
+}  // namespace potop
