@@ -1,14 +1,18 @@
 // Shared helpers for potop's unit tests: random inputs, error measures, finite differences,
 // and paths to the shared corpus and the PyTorch oracle.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
 
 namespace potop::testing {
@@ -63,6 +67,24 @@ inline std::filesystem::path temp_dir(const std::string& name) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
+}
+
+// Runs fn and returns the message of the potop::Error it throws, or "(no error)" (and a test
+// failure) when it throws none.
+template <typename Fn>
+std::string error_message(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a potop::Error";
+  return "(no error)";
+}
+
+// Writes bytes to a file exactly (binary mode).
+inline void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
 }
 
 }  // namespace potop::testing

@@ -22,18 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs fn and returns the potop::Error message it throws; fails the test if it throws none.
-template <typename Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected potop::Error";
-  return {};
-}
-
 std::vector<std::string> entries_of(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
@@ -101,11 +89,11 @@ TEST(FileIo, WritesAndReadsBackAllThreeWays) {
 TEST(FileIo, ReadErrorsNameThePath) {
   const auto dir = testing::temp_dir("fileio_read");
   const auto missing = dir / "missing.bin";
-  auto msg = error_message([&] { read_file(missing); });
+  auto msg = testing::error_message([&] { read_file(missing); });
   EXPECT_NE(msg.find(missing.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
 
-  msg = error_message([&] { read_file(dir); });
+  msg = testing::error_message([&] { read_file(dir); });
   EXPECT_NE(msg.find(dir.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("directory"), std::string::npos) << msg;
   fs::remove_all(dir);
@@ -114,7 +102,7 @@ TEST(FileIo, ReadErrorsNameThePath) {
 TEST(FileIo, WriteIntoMissingDirectoryIsAnErrorNamingThePath) {
   const auto dir = testing::temp_dir("fileio_missing_dir");
   const auto path = dir / "no" / "such" / "dir" / "a.bin";
-  const auto msg = error_message([&] { write_file_atomic(path, std::string_view("x")); });
+  const auto msg = testing::error_message([&] { write_file_atomic(path, std::string_view("x")); });
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
   EXPECT_TRUE(entries_of(dir).empty());
@@ -124,7 +112,7 @@ TEST(FileIo, WriteIntoMissingDirectoryIsAnErrorNamingThePath) {
 TEST(FileIo, WriteOverADirectoryFailsAndLeavesNoTemporaryFile) {
   const auto dir = testing::temp_dir("fileio_over_dir");
   fs::create_directory(dir / "target");
-  const auto msg = error_message([&] { write_file_atomic(dir / "target", std::string_view("x")); });
+  const auto msg = testing::error_message([&] { write_file_atomic(dir / "target", std::string_view("x")); });
   EXPECT_NE(msg.find((dir / "target").string()), std::string::npos) << msg;
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"target"});
   fs::remove_all(dir);
@@ -136,7 +124,7 @@ TEST(FileIo, WriteIntoReadOnlyDirectoryKeepsOldFile) {
   const auto path = dir / "a.bin";
   write_file_atomic(path, std::string_view("old"));
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
-  const auto msg = error_message([&] { write_file_atomic(path, std::string_view("new")); });
+  const auto msg = testing::error_message([&] { write_file_atomic(path, std::string_view("new")); });
   fs::permissions(dir, fs::perms::owner_all);
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_EQ(read_file(path), "old");
@@ -195,19 +183,19 @@ TEST(FileIo, EnsureWritableDirectory) {
 
   const auto file = dir / "plain.txt";
   write_file_atomic(file, std::string_view("x"));
-  auto msg = error_message([&] { ensure_writable_directory(file); });
+  auto msg = testing::error_message([&] { ensure_writable_directory(file); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("not a directory"), std::string::npos) << msg;
 
   const auto under_file = file / "sub";
-  msg = error_message([&] { ensure_writable_directory(under_file); });
+  msg = testing::error_message([&] { ensure_writable_directory(under_file); });
   EXPECT_NE(msg.find(under_file.string()), std::string::npos) << msg;
 
   if (::geteuid() != 0) {
     const auto ro = dir / "ro";
     fs::create_directory(ro);
     fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
-    msg = error_message([&] { ensure_writable_directory(ro); });
+    msg = testing::error_message([&] { ensure_writable_directory(ro); });
     fs::permissions(ro, fs::perms::owner_all);
     EXPECT_NE(msg.find("not writable"), std::string::npos) << msg;
   }

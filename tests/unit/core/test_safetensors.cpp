@@ -25,20 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-template <typename Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected potop::Error";
-  return {};
-}
-
 // Expects loading `path` to fail with a message that names the path and contains `what`.
 void expect_load_error(const fs::path& path, const std::string& what) {
-  const auto msg = error_message([&] { SafetensorsFile f(path); });
+  const auto msg = testing::error_message([&] { SafetensorsFile f(path); });
   EXPECT_EQ(msg.rfind(path.string() + ": ", 0), 0u) << msg;
   EXPECT_NE(msg.find(what), std::string::npos) << "expected '" << what << "' in: " << msg;
 }
@@ -217,7 +206,7 @@ TEST(Safetensors, LoadsFilesFromOtherToolsWithoutChecksumOrPadding) {
   f.copy_f32_into("w", got, {2});
   EXPECT_EQ(got[0], 1.5f);
   EXPECT_EQ(got[1], -2.0f);
-  const auto msg = error_message([&] { (void)f.f32("w"); });
+  const auto msg = testing::error_message([&] { (void)f.f32("w"); });
   EXPECT_NE(msg.find("aligned"), std::string::npos) << msg;
   fs::remove_all(dir);
 }
@@ -229,22 +218,22 @@ TEST(Safetensors, WrongDtypeShapeOrNameIsAnErrorNamingTheTensor) {
   write_safetensors(path, s.entries(), s.metadata());
   SafetensorsFile f(path);
 
-  auto msg = error_message([&] { (void)f.f32("ids"); });
+  auto msg = testing::error_message([&] { (void)f.f32("ids"); });
   EXPECT_EQ(msg.rfind(path.string() + ": ", 0), 0u) << msg;
   EXPECT_NE(msg.find("'ids'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("I32"), std::string::npos) << msg;
 
   std::vector<float> dst(6);
-  msg = error_message([&] { f.copy_f32_into("zeta.w", dst.data(), {3, 2}); });
+  msg = testing::error_message([&] { f.copy_f32_into("zeta.w", dst.data(), {3, 2}); });
   EXPECT_EQ(msg.rfind(path.string() + ": ", 0), 0u) << msg;
   EXPECT_NE(msg.find("'zeta.w'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("(2, 3)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("(3, 2)"), std::string::npos) << msg;
 
-  msg = error_message([&] { f.copy_f32_into("alpha.d", dst.data(), {4}); });
+  msg = testing::error_message([&] { f.copy_f32_into("alpha.d", dst.data(), {4}); });
   EXPECT_NE(msg.find("F64"), std::string::npos) << msg;
 
-  msg = error_message([&] { (void)f.info("nope"); });
+  msg = testing::error_message([&] { (void)f.info("nope"); });
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("'nope'"), std::string::npos) << msg;
   fs::remove_all(dir);
@@ -357,7 +346,7 @@ TEST(Safetensors, MalformedHeadersAreErrors) {
     expect_load_error(path, cases[i].expected);
   }
   // The same checks apply to bytes already in memory.
-  const auto msg = error_message([] { SafetensorsFile::from_bytes(container("{oops", ""), "in-memory"); });
+  const auto msg = testing::error_message([] { SafetensorsFile::from_bytes(container("{oops", ""), "in-memory"); });
   EXPECT_EQ(msg.rfind("in-memory: header is not valid JSON", 0), 0u) << msg;
   EXPECT_EQ(SafetensorsFile::from_bytes(container(R"({"w":)" + ok_entry + "}", std::string(4, '\0')), "m").names(),
             std::vector<std::string>{"w"});

@@ -14,23 +14,13 @@ namespace potop {
 namespace {
 
 std::string error_of(const std::filesystem::path& p) {
-  try {
-    read_text_file(p);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-void write_file(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
+  return testing::error_message([&] { read_text_file(p); });
 }
 
 TEST(TextFile, ReadsBytesExactly) {
   const auto dir = testing::temp_dir("text_ok");
   const std::string text = "Zażółć gęślą jaźń\r\nline 2 😀\n";
-  write_file(dir / "a.txt", text);
+  testing::write_file(dir / "a.txt", text);
   EXPECT_EQ(read_text_file(dir / "a.txt"), text);
   EXPECT_EQ(read_utf8_file(dir / "a.txt"), U"Zażółć gęślą jaźń\r\nline 2 😀\n");
   std::filesystem::remove_all(dir);
@@ -40,7 +30,7 @@ TEST(TextFile, ReadsFilesLargerThanOneBuffer) {
   const auto dir = testing::temp_dir("text_big");
   std::string text;
   for (int i = 0; i < 20000; ++i) text += "wiersz " + std::to_string(i) + " ż\n";
-  write_file(dir / "big.txt", text);
+  testing::write_file(dir / "big.txt", text);
   EXPECT_EQ(read_text_file(dir / "big.txt"), text);
   std::filesystem::remove_all(dir);
 }
@@ -50,9 +40,9 @@ TEST(TextFile, ErrorsNameThePath) {
   const auto missing = dir / "missing.txt";
   EXPECT_EQ(error_of(missing), missing.string() + ": file not found");
   EXPECT_EQ(error_of(dir), dir.string() + ": is a directory, expected a text file");
-  write_file(dir / "empty.txt", "");
+  testing::write_file(dir / "empty.txt", "");
   EXPECT_EQ(error_of(dir / "empty.txt"), (dir / "empty.txt").string() + ": file is empty");
-  write_file(dir / "bin.dat", std::string("abc\0def", 7));
+  testing::write_file(dir / "bin.dat", std::string("abc\0def", 7));
   EXPECT_EQ(error_of(dir / "bin.dat"),
             (dir / "bin.dat").string() + ": looks binary (NUL byte at offset 3), expected UTF-8 text");
   std::filesystem::remove_all(dir);
@@ -61,7 +51,7 @@ TEST(TextFile, ErrorsNameThePath) {
 TEST(TextFile, UnreadableFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "root can read any file";
   const auto dir = testing::temp_dir("text_perm");
-  write_file(dir / "secret.txt", "abc");
+  testing::write_file(dir / "secret.txt", "abc");
   std::filesystem::permissions(dir / "secret.txt", std::filesystem::perms::none);
   EXPECT_EQ(error_of(dir / "secret.txt").rfind((dir / "secret.txt").string() + ": cannot open (", 0), 0u);
   std::filesystem::permissions(dir / "secret.txt", std::filesystem::perms::owner_all);
@@ -71,7 +61,7 @@ TEST(TextFile, UnreadableFile) {
 TEST(TextFile, Utf8ErrorsGiveThePathOffsetAndLine) {
   const auto dir = testing::temp_dir("text_utf8");
   const auto p = dir / "latin2.txt";
-  write_file(p, "ok\nZa\xBF\xF3\xB3\xE6\n");  // "Zażółć" in ISO-8859-2
+  testing::write_file(p, "ok\nZa\xBF\xF3\xB3\xE6\n");  // "Zażółć" in ISO-8859-2
   try {
     read_utf8_file(p);
     FAIL() << "no error";
@@ -84,9 +74,9 @@ TEST(TextFile, Utf8ErrorsGiveThePathOffsetAndLine) {
 
 TEST(TextFile, DropsLeadingByteOrderMark) {
   const auto dir = testing::temp_dir("text_bom");
-  write_file(dir / "bom.txt", "\xEF\xBB\xBFżaba\xEF\xBB\xBF");
+  testing::write_file(dir / "bom.txt", "\xEF\xBB\xBFżaba\xEF\xBB\xBF");
   EXPECT_EQ(read_utf8_file(dir / "bom.txt"), U"żaba\uFEFF");  // only the leading one is a BOM
-  write_file(dir / "only.txt", "\xEF\xBB\xBF");
+  testing::write_file(dir / "only.txt", "\xEF\xBB\xBF");
   EXPECT_THROW(read_utf8_file(dir / "only.txt"), Error);
   std::filesystem::remove_all(dir);
 }

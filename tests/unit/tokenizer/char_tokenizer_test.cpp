@@ -14,20 +14,6 @@
 namespace potop {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-void write_file(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
-
 TEST(CharTokenizer, BuildsSortedDistinctVocabulary) {
   const auto tok = CharTokenizer::from_text(U"żaba ba\n😀a");
   ASSERT_EQ(tok.size(), 6);
@@ -57,14 +43,14 @@ TEST(CharTokenizer, EncodeDecodeRoundTrip) {
 
 TEST(CharTokenizer, UnknownCharacterNamesItAndItsPosition) {
   const auto tok = CharTokenizer::from_text(U"abc");
-  EXPECT_EQ(error_of([&] { tok.encode(U"abж", "prompt"); }),
+  EXPECT_EQ(testing::error_message([&] { tok.encode(U"abж", "prompt"); }),
             "prompt contains 'ж' (U+0436) at character 2, which the model never saw in training");
-  EXPECT_EQ(error_of([&] { tok.encode_utf8("ab\x07", "prompt"); }),
+  EXPECT_EQ(testing::error_message([&] { tok.encode_utf8("ab\x07", "prompt"); }),
             "prompt contains U+0007 at character 2, which the model never saw in training");
-  EXPECT_EQ(error_of([&] { tok.encode(U"\n"); }),
+  EXPECT_EQ(testing::error_message([&] { tok.encode(U"\n"); }),
             "text contains newline (U+000A) at character 0, which the model never saw in training");
   // Invalid UTF-8 in the prompt is reported as such, naming the prompt.
-  EXPECT_EQ(error_of([&] { tok.encode_utf8("a\xFF", "prompt"); }).rfind("prompt: invalid UTF-8 at byte offset 1", 0),
+  EXPECT_EQ(testing::error_message([&] { tok.encode_utf8("a\xFF", "prompt"); }).rfind("prompt: invalid UTF-8 at byte offset 1", 0),
             0u);
 }
 
@@ -73,7 +59,7 @@ TEST(CharTokenizer, DecodeRejectsIdsOutsideTheVocabulary) {
   EXPECT_EQ(tok.decode(std::vector<int>{1, 0}), "ba");
   EXPECT_THROW(tok.decode(std::vector<int>{0, 2}), Error);
   EXPECT_THROW(tok.decode_one(-1), Error);
-  EXPECT_EQ(error_of([&] { tok.decode_one(5); }), "token id 5 is outside the vocabulary (ids 0..1)");
+  EXPECT_EQ(testing::error_message([&] { tok.decode_one(5); }), "token id 5 is outside the vocabulary (ids 0..1)");
 }
 
 TEST(CharTokenizer, SaveLoadRoundTripsSpecialCharacters) {
@@ -108,11 +94,11 @@ TEST(CharTokenizer, HashIsStableAndOrderSensitive) {
 }
 
 TEST(CharTokenizer, ConstructorRejectsDuplicatesAndNonCharacters) {
-  EXPECT_EQ(error_of([] { CharTokenizer(std::vector<char32_t>{U'a', U'ż', U'b', U'ż'}); }),
+  EXPECT_EQ(testing::error_message([] { CharTokenizer(std::vector<char32_t>{U'a', U'ż', U'b', U'ż'}); }),
             "vocabulary: entry 3 repeats 'ż' (U+017C), already entry 1");
-  EXPECT_EQ(error_of([] { CharTokenizer(std::vector<char32_t>{U'a', 0xD800}); }),
+  EXPECT_EQ(testing::error_message([] { CharTokenizer(std::vector<char32_t>{U'a', 0xD800}); }),
             "vocabulary: entry 1 is U+D800, which is not a Unicode character");
-  EXPECT_EQ(error_of([] { CharTokenizer(std::vector<char32_t>{}); }), "vocabulary: the vocabulary is empty");
+  EXPECT_EQ(testing::error_message([] { CharTokenizer(std::vector<char32_t>{}); }), "vocabulary: the vocabulary is empty");
 }
 
 TEST(CharTokenizer, LoadRejectsMalformedFiles) {
@@ -120,15 +106,15 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   const auto p = dir / "vocab.json";
   const std::string name = p.string();
   auto load_error = [&](const std::string& content) {
-    write_file(p, content);
-    return error_of([&] { CharTokenizer::load(p); });
+    testing::write_file(p, content);
+    return testing::error_message([&] { CharTokenizer::load(p); });
   };
   auto expect_starts = [&](const std::string& msg, const std::string& prefix) {
     EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
   };
-  expect_starts(error_of([&] { CharTokenizer::load(dir / "missing.json"); }),
+  expect_starts(testing::error_message([&] { CharTokenizer::load(dir / "missing.json"); }),
                 (dir / "missing.json").string() + ": vocabulary file not found");
-  expect_starts(error_of([&] { CharTokenizer::load(dir); }), dir.string() + ": is a directory");
+  expect_starts(testing::error_message([&] { CharTokenizer::load(dir); }), dir.string() + ": is a directory");
   expect_starts(load_error("[\"a\", "), name + ": not valid JSON");
   expect_starts(load_error(""), name + ": not valid JSON");
   expect_starts(load_error("[\"a\xFF\"]"), name + ": not valid JSON");
@@ -144,7 +130,7 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   EXPECT_EQ(load_error("[\"a\", \"\\n\", \"a\"]"), name + ": entry 2 repeats 'a' (U+0061), already entry 0");
   expect_starts(load_error("[\"\\ud800\"]"), name + ": not valid JSON");  // lone surrogate escape
   // Valid: escapes and raw UTF-8 both work.
-  write_file(p, "[\"\\u017c\", \"\\n\", \"😀\", \"\\u0000\"]");
+  testing::write_file(p, "[\"\\u017c\", \"\\n\", \"😀\", \"\\u0000\"]");
   EXPECT_EQ(CharTokenizer::load(p).chars(), (std::vector<char32_t>{U'ż', U'\n', U'\U0001F600', U'\0'}));
   std::filesystem::remove_all(dir);
 }
@@ -153,7 +139,7 @@ TEST(CharTokenizer, JsonValueRoundTrip) {
   const auto tok = CharTokenizer::from_text(U"Zażółć\n");
   const auto back = CharTokenizer::from_json(tok.to_json(), "model.json: vocab");
   EXPECT_EQ(back.chars(), tok.chars());
-  EXPECT_EQ(error_of([] { CharTokenizer::from_json(nlohmann::json::array({"a", 1}), "model.json: vocab"); }),
+  EXPECT_EQ(testing::error_message([] { CharTokenizer::from_json(nlohmann::json::array({"a", 1}), "model.json: vocab"); }),
             "model.json: vocab: entry 1 is a number, expected a string of exactly one character");
 }
 
