@@ -10,6 +10,8 @@ packages=(
   libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libomp-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # fuzzing (scripts/fuzz.sh): clang, and its libFuzzer and sanitizer runtimes
+  clang libclang-rt-14-dev
   # the PyTorch reference oracle (Debian's /usr/bin/python3)
   python3 python3-torch python3-numpy
   # the default corpus on machines without ../shared/data/potop.txt

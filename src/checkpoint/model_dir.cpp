@@ -44,17 +44,36 @@ void save_weights(const fs::path& path, const GPT& model, const CharTokenizer& t
 
 void load_weights(const fs::path& path, GPT& model) { load_weights(SafetensorsFile(path), model); }
 
-void load_weights(const SafetensorsFile& file, GPT& model) {
+namespace {
+
+// The file must hold exactly the layout's tensors, as F32 with the layout's shapes. A training
+// state (potop.kind = train_state) may also hold the AdamW moments, under "adamw.".
+void check_weights(const SafetensorsFile& file, const Layout& layout) {
   const std::string& path = file.path();
-  for (const TensorSpec& spec : model.layout().specs()) {
+  for (const TensorSpec& spec : layout.specs()) {
     if (!file.has(spec.name))
       throw Error(path + ": tensor '" + spec.name + "' is missing (the checkpoint does not match config.json)");
-    file.copy_f32_into(spec.name, model.params().at(spec), spec.shape);
+    const SafetensorsInfo& info = file.info(spec.name);
+    if (info.dtype != Dtype::F32)
+      throw Error(path + ": tensor '" + spec.name + "' is " + dtype_name(info.dtype) + ", expected F32");
+    if (info.shape != spec.shape)
+      throw Error(path + ": tensor '" + spec.name + "' has shape " + shape_string(info.shape) + " in the file, but " +
+                  shape_string(spec.shape) + " is expected (the checkpoint does not match config.json)");
   }
+  const bool state = file.metadata_value("potop.kind") == std::optional<std::string>("train_state");
   for (const std::string& name : file.names()) {
-    if (!model.layout().find(name))
+    if (state && name.starts_with("adamw.")) continue;
+    if (!layout.find(name))
       throw Error(path + ": unexpected tensor '" + name + "' (the checkpoint does not match config.json)");
   }
+}
+
+}  // namespace
+
+void load_weights(const SafetensorsFile& file, GPT& model) {
+  check_weights(file, model.layout());
+  for (const TensorSpec& spec : model.layout().specs())
+    file.copy_f32_into(spec.name, model.params().at(spec), spec.shape);
 }
 
 LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
@@ -79,13 +98,16 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
   else out.weights = which;
   if (!fs::exists(out.weights)) throw Error(out.weights.string() + ": checkpoint not found");
 
-  out.model = std::make_unique<GPT>(out.config);
+  // Everything is checked against the file before the model is allocated, so a config.json
+  // with absurd sizes is reported as a mismatch instead of exhausting memory.
   const SafetensorsFile file(out.weights);
-  load_weights(file, *out.model);
+  check_weights(file, gpt_parameter_layout(out.config));
   out.metadata = file.metadata();
   auto hash = out.metadata.find(kVocabHashKey);
   if (hash != out.metadata.end() && hash->second != hex(out.tokenizer.hash()))
     throw Error(out.weights.string() + ": was trained with a different vocabulary than " + (dir / "vocab.json").string());
+  out.model = std::make_unique<GPT>(out.config);
+  load_weights(file, *out.model);
   return out;
 }
 

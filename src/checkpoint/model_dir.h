@@ -3,6 +3,8 @@
 //   vocab.json          the tokenizer's characters in id order
 //   latest.safetensors  weights after the most recent evaluation (or the end of training)
 //   best.safetensors    weights with the lowest validation loss so far
+//   resume.safetensors  the training state: weights, AdamW moments, step, RNG (train/train_state.h)
+//   step-<N>.safetensors  the same at every N steps, with `potop train --keep N`
 //   metrics.jsonl       training metrics, one JSON object per line
 // Every file is written atomically, so a crash never leaves a half-written one behind.
 #pragma once
@@ -28,7 +30,8 @@ void save_model_files(const fs::path& dir, const GPTConfig& config, const CharTo
 void save_weights(const fs::path& path, const GPT& model, const CharTokenizer& tokenizer, Metadata metadata = {});
 
 // Copies every parameter from a safetensors file into the model, checking that the file holds
-// exactly the model's tensors with the model's shapes (errors name the file and tensor).
+// exactly the model's tensors with the model's shapes (errors name the file and tensor). A
+// training state (potop.kind "train_state") may hold AdamW moments too, under "adamw.".
 void load_weights(const fs::path& path, GPT& model);
 void load_weights(const SafetensorsFile& file, GPT& model);
 

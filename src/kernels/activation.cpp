@@ -39,7 +39,9 @@ void gelu_forward(float* out, const float* inp, size_t n) {
   }
 }
 
-void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
+namespace {
+template <bool kAdd>
+void gelu_backward_impl(float* dinp, const float* dout, const float* inp, size_t n) {
   // dinp (n), dout (n), inp (n)
   // forward: out = 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
   // gelu'(x) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh² u) u',  u' = √(2/π) (1 + 3 · 0.044715 x²)
@@ -51,8 +53,15 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
     const auto [e, s] = gelu_terms(x);
     const float es = e * s;  // 1 - s, without its cancellation as s -> 1
     const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
-    dinp[i] += dout[i] * (s * (1.0f + 2.0f * x * es * du));
+    const float g = dout[i] * (s * (1.0f + 2.0f * x * es * du));
+    dinp[i] = kAdd ? dinp[i] + g : g;
   }
+}
+}  // namespace
+
+void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
+  if (store == GradStore::kAccumulate) gelu_backward_impl<true>(dinp, dout, inp, n);
+  else gelu_backward_impl<false>(dinp, dout, inp, n);
 }
 
 void relu_forward(float* out, const float* inp, size_t n) {
@@ -61,11 +70,12 @@ void relu_forward(float* out, const float* inp, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-void relu_backward(float* dinp, const float* dout, const float* inp, size_t n) {
+void relu_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
   // dinp (n), dout (n), inp (n)
   // forward: out = max(0, x)
+  const bool add = store == GradStore::kAccumulate;
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+  for (size_t i = 0; i < n; ++i) dinp[i] = (add ? dinp[i] : 0.0f) + (inp[i] > 0.0f ? dout[i] : 0.0f);
 }
 
 }  // namespace potop

@@ -2,19 +2,29 @@
 //
 // Work split: every (batch, head) pair is one job; OpenMP hands the jobs to threads statically
 // and a job runs start to finish on one thread. Jobs write disjoint memory (their own rows of
-// att, their own D-wide column slice of out / dq / dk / dv), so there are no races and the
-// result does not even depend on the thread count.
+// stats and att, their own D-wide column slice of out / dq / dk / dv), so there are no races and
+// the result does not even depend on the thread count.
 //
-// Inside a job the products (Q·Kᵀ and P·V forward; dO·Vᵀ, Pᵀ·dO, dSᵀ·Q and dS·K backward) run on
-// a small register-tiled matrix multiply (tiled_matmul below) that skips what the masks zero out:
-// masked keys are never touched, so causal attention does half the work of the full Tq × Tk
-// square. Queries go in blocks of kQueryBlock rows. Per-thread scratch (K or V transposed, one
-// block of score gradients, one block of dropped-out probabilities) grows once and is reused, so
-// training allocates nothing in steady state.
+// Inside a job, queries go in blocks of kQueryBlock:
+//   forward   S = Q Kᵀ;  P = softmax(S / √D), keeping each row's max and normaliser;  O = dropout(P) V
+//   backward  S = Q Kᵀ again and P from the saved statistics (the forward's operations, so the
+//             forward's values);  dP = dO Vᵀ;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √D;
+//             dV += Pᵀ dO;  dK += dSᵀ Q;  dQ += dS K
+// The products run on panel_matmul: its right-hand operand is first packed into panels kPanel
+// columns (two SIMD vectors) wide, stored row after row, and a tile of kTileRows × kPanel results
+// stays in registers while the sum runs down a panel. What the masks zero out is skipped: masked
+// keys are never touched, so causal attention does half the work of the full Tq × Tk square.
+// Per-thread scratch (packed operands, one block of scores) grows once and is reused, so training
+// allocates nothing in steady state. Generation (fewer than kTileRows new queries) skips the
+// packing: each query walks the cached keys and values directly.
 //
 // Dropout never stores its mask: element (b, h, i, j) of att is kept iff
 // counter_uniform(seed, ((b*H + h)*Tq + i)*Tk + j) >= p, recomputed by the backward pass.
 #include "kernels/attention.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -31,19 +41,22 @@ namespace potop {
 
 namespace {
 
-constexpr int kQueryBlock = 64;  // query rows per block (backward: the k-depth of the dk, dv updates)
-constexpr int kTileRows = 6;     // rows of C held in registers by tiled_matmul
+constexpr int kQueryBlock = 64;  // query rows per block
+constexpr int kTileRows = 6;     // rows of the result held in registers by panel_tile
 
 // ---------------------------------------------------------------------------------------------
 // SIMD through GCC's vector extensions: one AVX register (8 floats) with -march=native on an AVX
 // machine, one SSE register (4 floats) otherwise. Plain loops left the tile below to the
-// auto-vectoriser, which shuffled and spilled; these compile to the instructions one would write.
+// auto-vectoriser, which shuffled and spilled; these compile to the instructions one would write
+// (a multiply-add becomes one FMA where the CPU has it).
 
 #if defined(__AVX__)
 constexpr int kLanes = 8;
 #else
 constexpr int kLanes = 4;
 #endif
+constexpr int kPanel = 2 * kLanes;  // columns of a packed panel
+
 using vfloat = float __attribute__((vector_size(kLanes * sizeof(float))));
 using vint = int32_t __attribute__((vector_size(kLanes * sizeof(float))));
 
@@ -53,7 +66,23 @@ inline vfloat vload(const float* p) {
   return v;
 }
 inline void vstore(float* p, vfloat v) { std::memcpy(p, &v, sizeof v); }
-inline vfloat vbroadcast(float x) { return vfloat{} + x; }
+inline vfloat vload_part(const float* p, int n) {
+  vfloat v{};
+  std::memcpy(&v, p, n * sizeof(float));
+  return v;
+}
+inline void vstore_part(float* p, vfloat v, int n) { std::memcpy(p, &v, n * sizeof(float)); }
+inline vfloat vbroadcast(float x) {  // one vbroadcastss (GCC builds a lane loop from inserts)
+#if defined(__AVX__)
+  return reinterpret_cast<vfloat>(_mm256_set1_ps(x));
+#elif defined(__SSE__)
+  return reinterpret_cast<vfloat>(_mm_set1_ps(x));
+#else
+  vfloat v;
+  for (int l = 0; l < kLanes; ++l) v[l] = x;
+  return v;
+#endif
+}
 inline float vsum(vfloat v) {
   float s = 0.0f;
   for (int l = 0; l < kLanes; ++l) s += v[l];
@@ -81,101 +110,112 @@ inline vfloat vexp_nonpositive(vfloat x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small matrix multiply for the blocks inside one (batch, head).
+// A small matrix multiply for the blocks inside one (batch, head):
 //
 //   C (M, N) = A (M, K) · B (K, N)   (kAdd false)   or   C += A · B   (kAdd true)
 //
-// A's element (r, k) lives at A[r * a_rs + k * a_cs], so a transposed A is just other strides;
-// B and C are row-major with row strides ldb and ldc, and B's rows are read contiguously.
-// Rows go in tiles of kTileRows (then 4, 2, 1). For the tile of rows [r, r + mr) only the
-// columns [0, cols(r, mr)) are written and only the k in [k0, k1) = krange(r, mr) are summed:
-// attention's masks zero whole corners of these products, and the caller guarantees that a
-// skipped k contributes zero. Columns go 2 vectors at a time, then 1, then the rest: one by one,
-// or, with kPaddedB (B's rows may be read up to a whole vector past N; our scratch rows are),
-// as one more vector of which only the first N % kLanes lanes are stored.
-//
-// The tile keeps kTileRows × 2 vectors of C in registers (12 of AVX's 16) while it walks k:
-// two loads of B and six broadcasts of A feed twelve independent multiply-adds.
+// A's element (r, k) lives at A[r * a_rs + k * a_cs], so a transposed A is just other strides.
+// B is packed by pack_panels. C is row-major with row stride ldc.
 
-inline vfloat vload_part(const float* p, int n) {
-  vfloat v{};
-  std::memcpy(&v, p, n * sizeof(float));
-  return v;
+// Packs the (n, m) matrix X, X(i, j) = x[i * rs + j], into panels of kPanel columns: panel p
+// holds columns [p·kPanel, (p+1)·kPanel) of rows 0..n-1, row after row, so X(i, j) lands at
+// dst[(j - j % kPanel) · n + i · kPanel + j % kPanel]. Columns past m are zero. dst holds
+// panels(m) · n floats.
+int panels(int m) { return (m + kPanel - 1) / kPanel * kPanel; }
+
+void pack_panels(float* dst, const float* x, ptrdiff_t rs, int n, int m) {
+  constexpr int kAhead = 8;  // rows of x are far apart in memory: ask for them early
+  for (int i = 0; i < n; ++i) {
+    const float* xi = x + i * rs;
+    if (i + kAhead < n) {
+      for (int j = 0; j < m; j += 16) __builtin_prefetch(xi + kAhead * rs + j);
+    }
+    for (int j0 = 0; j0 < m; j0 += kPanel) {
+      const int w = std::min(kPanel, m - j0);
+      float* di = dst + static_cast<size_t>(j0) * n + i * kPanel;
+      for (int c = 0; c < w; ++c) di[c] = xi[j0 + c];
+      for (int c = w; c < kPanel; ++c) di[c] = 0.0f;
+    }
+  }
 }
-inline void vstore_part(float* p, vfloat v, int n) { std::memcpy(p, &v, n * sizeof(float)); }
 
-template <int MR, int NV, bool kAdd>
-inline void matmul_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                        ptrdiff_t ldb, int k0, int k1, int last_width = kLanes) {
-  static_assert(NV == 1 || NV == 2);
-  vfloat acc[MR][NV] = {};
+// The transpose: from X (n, m) packed by pack_panels, Xᵀ (m, n) packed the same way.
+void transpose_panels(float* dst, const float* src, int n, int m) {
+  for (int i0 = 0; i0 < n; i0 += kPanel) {  // a panel of dst: columns i0.. of Xᵀ = rows i0.. of X
+    const int w = std::min(kPanel, n - i0);
+    float* d = dst + static_cast<size_t>(i0) * m;
+    for (int j = 0; j < m; ++j) {
+      const float* col = src + static_cast<size_t>(j - j % kPanel) * n + j % kPanel;  // X(·, j), kPanel apart
+      float* dj = d + j * kPanel;
+      for (int c = 0; c < w; ++c) dj[c] = col[(i0 + c) * kPanel];
+      for (int c = w; c < kPanel; ++c) dj[c] = 0.0f;
+    }
+  }
+}
+
+// The register tile: C (MR, width) (+)= Σ_{k0 <= k < k1} A(r, k) · panel[k], width <= kPanel.
+// MR × 2 accumulators (12 of AVX's 16 registers for MR = 6); each k loads the panel's row once
+// and broadcasts MR values of A: twelve independent multiply-adds per eight loads.
+template <int MR, bool kAdd>
+inline void panel_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* panel,
+                       int k0, int k1, int width) {
+  vfloat acc0[MR] = {}, acc1[MR] = {};
   for (int k = k0; k < k1; ++k) {
-    vfloat b0 = vload(B + k * ldb), b1{};
-    if constexpr (NV == 2) b1 = vload(B + k * ldb + kLanes);
+    vfloat b0 = vload(panel + k * kPanel), b1 = vload(panel + k * kPanel + kLanes);
 #if defined(__x86_64__) || defined(__i386__)
-    asm("" : "+x"(b0), "+x"(b1));  // keep B's row in registers: GCC would reload it for every row
+    asm("" : "+x"(b0), "+x"(b1));  // keep the panel row in registers: GCC would reload it for every row
 #endif
     for (int r = 0; r < MR; ++r) {
-      const float a = A[r * a_rs + k * a_cs];
-      acc[r][0] += a * b0;
-      if constexpr (NV == 2) acc[r][1] += a * b1;
+      const vfloat a = vbroadcast(A[r * a_rs + k * a_cs]);
+      acc0[r] += a * b0;
+      acc1[r] += a * b1;
     }
   }
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      float* c = C + r * ldc + v * kLanes;
-      const int width = v == NV - 1 ? last_width : kLanes;
-      if (width == kLanes) {
-        vstore(c, kAdd ? vload(c) + acc[r][v] : acc[r][v]);
-      } else {
-        vstore_part(c, kAdd ? vload_part(c, width) + acc[r][v] : acc[r][v], width);
-      }
+    float* c = C + r * ldc;
+    if (width == kPanel) {
+      vstore(c, kAdd ? vload(c) + acc0[r] : acc0[r]);
+      vstore(c + kLanes, kAdd ? vload(c + kLanes) + acc1[r] : acc1[r]);
+    } else {
+      const int w0 = std::min(width, kLanes), w1 = width - w0;
+      vstore_part(c, kAdd ? vload_part(c, w0) + acc0[r] : acc0[r], w0);
+      if (w1 > 0) vstore_part(c + kLanes, kAdd ? vload_part(c + kLanes, w1) + acc1[r] : acc1[r], w1);
     }
   }
 }
 
-// One column (the last N % kLanes columns when B's rows end there).
-template <int MR, bool kAdd>
-inline void matmul_column(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                          ptrdiff_t ldb, int k0, int k1) {
-  float acc[MR] = {};
-  for (int k = k0; k < k1; ++k)
-    for (int r = 0; r < MR; ++r) acc[r] += A[r * a_rs + k * a_cs] * B[k * ldb];
-  for (int r = 0; r < MR; ++r) C[r * ldc] = kAdd ? C[r * ldc] + acc[r] : acc[r];
-}
-
-template <int MR, bool kAdd, bool kPaddedB, class Cols, class KRange>
-inline void matmul_row_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                            ptrdiff_t ldb, int r, Cols& cols, KRange& krange) {
+template <int MR, bool kAdd, class Cols, class KRange>
+inline void panel_rows(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* panel,
+                       int c0, int N, int r, Cols& cols, KRange& krange) {
+  const int width = std::min(std::min(cols(r, MR), N) - c0, kPanel);
+  if (width <= 0) return;
   const auto [k0, k1] = krange(r, MR);
-  const int N = cols(r, MR);
-  C += r * ldc;
-  A += r * a_rs;
-  int c = 0;
-  for (; c + 2 * kLanes <= N; c += 2 * kLanes) matmul_tile<MR, 2, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-  for (; c + kLanes <= N; c += kLanes) matmul_tile<MR, 1, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-  if constexpr (kPaddedB) {
-    if (c < N) matmul_tile<MR, 1, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1, N - c);
-  } else {
-    for (; c < N; ++c) matmul_column<MR, kAdd>(C + c, ldc, A, a_rs, a_cs, B + c, ldb, k0, k1);
-  }
+  panel_tile<MR, kAdd>(C + r * ldc + c0, ldc, A + r * a_rs, a_rs, a_cs, panel, k0, k1, width);
 }
 
-template <bool kAdd, bool kPaddedB = false, class Cols, class KRange>
-void tiled_matmul(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B,
-                  ptrdiff_t ldb, int M, Cols cols, KRange krange) {
-  int r = 0;
-  for (; r + kTileRows <= M; r += kTileRows)
-    matmul_row_tile<kTileRows, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
-  if (r + 4 <= M) {
-    matmul_row_tile<4, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
-    r += 4;
+// C (M, N) (+)= A (M, K) · B (K, N), B packed as pack_panels packs a (K, N) matrix. For the tile of
+// rows [r, r + mr) only the columns below cols(r, mr) are written and only the k in
+// [k0, k1) = krange(r, mr) are summed: attention's masks zero whole corners of these products,
+// and the caller guarantees that a skipped k contributes zero and that unwritten columns are
+// never read. Panels go outermost, so one panel stays in L1 while all the rows pass over it.
+template <bool kAdd, class Cols, class KRange>
+void panel_matmul(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* B, int K,
+                  int M, int N, Cols cols, KRange krange) {
+  for (int c0 = 0; c0 < N; c0 += kPanel) {
+    const float* panel = B + static_cast<size_t>(c0) * K;
+    int r = 0;
+    for (; r + kTileRows <= M; r += kTileRows)
+      panel_rows<kTileRows, kAdd>(C, ldc, A, a_rs, a_cs, panel, c0, N, r, cols, krange);
+    if (r + 4 <= M) {
+      panel_rows<4, kAdd>(C, ldc, A, a_rs, a_cs, panel, c0, N, r, cols, krange);
+      r += 4;
+    }
+    if (r + 2 <= M) {
+      panel_rows<2, kAdd>(C, ldc, A, a_rs, a_cs, panel, c0, N, r, cols, krange);
+      r += 2;
+    }
+    if (r < M) panel_rows<1, kAdd>(C, ldc, A, a_rs, a_cs, panel, c0, N, r, cols, krange);
   }
-  if (r + 2 <= M) {
-    matmul_row_tile<2, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
-    r += 2;
-  }
-  if (r < M) matmul_row_tile<1, kAdd, kPaddedB>(C, ldc, A, a_rs, a_cs, B, ldb, r, cols, krange);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,31 +236,16 @@ VisibleKeys visible_keys(const AttentionDims& d, const AttentionMask& mask, int 
 
 // Reusable per-thread buffers: they only grow, so steady-state training allocates nothing.
 float* scratch(int slot, size_t n) {
-  thread_local std::vector<float> buffers[3];
+  thread_local std::vector<float> buffers[11];
   if (buffers[slot].size() < n) buffers[slot].resize(n);
   return buffers[slot].data();
 }
 
-// Row length of a transposed (D, n) scratch matrix: n rounded up to whole vectors, so that
-// tiled_matmul may read its rows as kPaddedB.
-int padded(int n) { return (n + kLanes - 1) / kLanes * kLanes; }
-
-// t (D, n) = x (n, D)ᵀ, t's rows ldt apart and x's stride apart; in 8 × 8 blocks so that neither
-// the loads nor the stores walk a whole column.
-void transpose_rows(float* t, ptrdiff_t ldt, const float* x, ptrdiff_t stride, int n, int D) {
-  constexpr int kBlock = 8;
-  for (int j0 = 0; j0 < n; j0 += kBlock) {
-    const int j1 = std::min(j0 + kBlock, n);
-    for (int d0 = 0; d0 < D; d0 += kBlock) {
-      const int d1 = std::min(d0 + kBlock, D);
-      for (int j = j0; j < j1; ++j)
-        for (int d = d0; d < d1; ++d) t[d * ldt + j] = x[j * stride + d];
-    }
-  }
-}
-
-// In place over one row of att: s[0..n) = softmax(s * scale), s[n..Tk) = 0 (the masked keys).
-void softmax_row(float* s, int n, int Tk, float scale) {
+// In place over the scores s[0..n) of one query: s = softmax(s · scale), then s[n..width) = 0.
+// stat = {m, 1 / Σ}, m the largest scaled score: s_j = exp(s_j · scale - m) / Σ, which
+// probabilities_row repeats. A query that sees no key gets zeros and stat {0, 0}.
+void softmax_row(float* s, int n, int width, float scale, float* stat) {
+  stat[0] = stat[1] = 0.0f;
   if (n > 0) {
     const int body = n - n % kLanes, tail = n - body;
     // The last partial vector goes through a padded copy, so every element sees the same math.
@@ -233,7 +258,8 @@ void softmax_row(float* s, int n, int Tk, float scale) {
     }
     float m = mx[0];
     for (int l = 1; l < kLanes; ++l) m = std::max(m, mx[l]);
-    const vfloat m_s = vbroadcast(m * scale);
+    stat[0] = m * scale;
+    const vfloat m_s = vbroadcast(stat[0]);
     vfloat sum = vexp_nonpositive(last * scale - m_s);  // the padding lanes give exactly 0
     std::memcpy(s + body, &sum, tail * sizeof(float));
     for (int j = 0; j < body; j += kLanes) {
@@ -241,10 +267,26 @@ void softmax_row(float* s, int n, int Tk, float scale) {
       vstore(s + j, e);
       sum += e;
     }
-    const float inv = 1.0f / vsum(sum);
-    for (int j = 0; j < n; ++j) s[j] *= inv;
+    stat[1] = 1.0f / vsum(sum);
+    for (int j = 0; j < n; ++j) s[j] *= stat[1];
   }
-  std::fill(s + n, s + Tk, 0.0f);
+  std::fill(s + std::min(n, width), s + width, 0.0f);
+}
+
+// softmax_row's probabilities again, from the same scores s[0..n) and its stat, in place (the
+// same operations, so the same values); s[n..width) = 0.
+void probabilities_row(float* s, int n, int width, float scale, const float* stat) {
+  if (n > 0) {
+    const int body = n - n % kLanes, tail = n - body;
+    const vfloat m_s = vbroadcast(stat[0]);
+    for (int j = 0; j < body; j += kLanes) vstore(s + j, vexp_nonpositive(vload(s + j) * scale - m_s));
+    vfloat last = vbroadcast(-INFINITY);
+    std::memcpy(&last, s + body, tail * sizeof(float));
+    const vfloat e = vexp_nonpositive(last * scale - m_s);
+    std::memcpy(s + body, &e, tail * sizeof(float));
+    for (int j = 0; j < n; ++j) s[j] *= stat[1];
+  }
+  std::fill(s + std::min(n, width), s + width, 0.0f);
 }
 
 // Σ_j a[j] b[j], j < n
@@ -257,16 +299,79 @@ float dot(const float* a, const float* b, int n) {
   return s;
 }
 
+// s[j] = q · k_j for j < n, k_j = k + j·ks: four keys at a time, so four sums run side by side.
+void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int D) {
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* k0 = k + j * ks;
+    vfloat a0{}, a1{}, a2{}, a3{};
+    int d = 0;
+    for (; d + kLanes <= D; d += kLanes) {
+      const vfloat qv = vload(q + d);
+      a0 += qv * vload(k0 + d);
+      a1 += qv * vload(k0 + ks + d);
+      a2 += qv * vload(k0 + 2 * ks + d);
+      a3 += qv * vload(k0 + 3 * ks + d);
+    }
+    float t0 = vsum(a0), t1 = vsum(a1), t2 = vsum(a2), t3 = vsum(a3);
+    for (; d < D; ++d) {
+      t0 += q[d] * k0[d], t1 += q[d] * k0[ks + d], t2 += q[d] * k0[2 * ks + d], t3 += q[d] * k0[3 * ks + d];
+    }
+    s[j] = t0, s[j + 1] = t1, s[j + 2] = t2, s[j + 3] = t3;
+  }
+  for (; j < n; ++j) s[j] = dot(q, k + j * ks, D);
+}
+
+// o[0..D) = Σ_{j<n} p[j] v_j, v_j = v + j·vs
+void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n, int D) {
+  int d = 0;
+  for (; d + 4 * kLanes <= D; d += 4 * kLanes) {
+    vfloat a0{}, a1{}, a2{}, a3{};
+    for (int j = 0; j < n; ++j) {
+      const vfloat pj = vbroadcast(p[j]);
+      const float* vj = v + j * vs + d;
+      a0 += pj * vload(vj), a1 += pj * vload(vj + kLanes), a2 += pj * vload(vj + 2 * kLanes);
+      a3 += pj * vload(vj + 3 * kLanes);
+    }
+    vstore(o + d, a0), vstore(o + d + kLanes, a1), vstore(o + d + 2 * kLanes, a2), vstore(o + d + 3 * kLanes, a3);
+  }
+  for (; d + kLanes <= D; d += kLanes) {
+    vfloat a{};
+    for (int j = 0; j < n; ++j) a += vbroadcast(p[j]) * vload(v + j * vs + d);
+    vstore(o + d, a);
+  }
+  for (; d < D; ++d) {
+    float a = 0.0f;
+    for (int j = 0; j < n; ++j) a += p[j] * v[j * vs + d];
+    o[d] = a;
+  }
+}
+
+// p (n) = dropout(p) in place: element j of the row whose att index starts at `base`.
+void dropout_row(float* p, int n, uint64_t base, float dropout_p, float keep_scale, uint64_t seed) {
+  for (int j = 0; j < n; ++j) p[j] = counter_uniform(seed, base + j) >= dropout_p ? p[j] * keep_scale : 0.0f;
+}
+
 void check_args(const AttentionDims& d, float dropout_p) {
   POTOP_CHECK(d.B >= 0 && d.Tq >= 0 && d.Tk >= 0 && d.H >= 0 && d.D > 0, "bad attention sizes");
-  POTOP_CHECK(d.q_stride >= d.H * d.D && d.k_stride >= d.H * d.D && d.v_stride >= d.H * d.D,
-              "a row stride is smaller than H*D");
+  const int k_row = d.k_head_stride ? d.D : d.H * d.D, v_row = d.v_head_stride ? d.D : d.H * d.D;
+  POTOP_CHECK(d.q_stride >= d.H * d.D && d.k_stride >= k_row && d.v_stride >= v_row,
+              "a row stride is smaller than the row it holds");
+  POTOP_CHECK(d.k_head_stride >= 0 && d.v_head_stride >= 0, "negative head stride");
   POTOP_CHECK(dropout_p >= 0.0f && dropout_p < 1.0f, "dropout_p must be in [0, 1)");
+}
+
+// Offsets of head h's first key and value within batch b.
+size_t key_offset(const AttentionDims& d, int b, int h) {
+  return static_cast<size_t>(b) * d.Tk * d.k_stride + static_cast<size_t>(h) * (d.k_head_stride ? d.k_head_stride : d.D);
+}
+size_t value_offset(const AttentionDims& d, int b, int h) {
+  return static_cast<size_t>(b) * d.Tk * d.v_stride + static_cast<size_t>(h) * (d.v_head_stride ? d.v_head_stride : d.D);
 }
 
 }  // namespace
 
-void attention_forward(float* out, float* att, const float* q, const float* k, const float* v,
+void attention_forward(float* out, float* stats, float* att, const float* q, const float* k, const float* v,
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p,
                        uint64_t dropout_seed) {
   check_args(dims, dropout_p);
@@ -279,60 +384,72 @@ void attention_forward(float* out, float* att, const float* q, const float* k, c
   for (int bh = 0; bh < B * H; ++bh) {
     const int b = bh / H, h = bh % H;
     const float* qb = q + static_cast<size_t>(b) * Tq * dims.q_stride + h * D;  // (Tq, D), rows q_stride apart
-    const float* kb = k + static_cast<size_t>(b) * Tk * dims.k_stride + h * D;  // (Tk, D), rows k_stride apart
-    const float* vb = v + static_cast<size_t>(b) * Tk * dims.v_stride + h * D;  // (Tk, D), rows v_stride apart
+    const float* kb = k + key_offset(dims, b, h);    // (Tk, D), rows k_stride apart
+    const float* vb = v + value_offset(dims, b, h);  // (Tk, D), rows v_stride apart
     float* ob = out + static_cast<size_t>(b) * Tq * HD + h * D;                 // (Tq, D), rows HD apart
-    float* ab = att + static_cast<size_t>(bh) * Tq * Tk;                        // (Tq, Tk)
+    float* st = stats + static_cast<size_t>(bh) * Tq * 2;                       // (Tq, 2)
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;  // keys any query sees
+    const int ld = panels(nk);                    // row stride of the scores
+    // The probabilities p[0..n) of query row i into att, if wanted; the masked rest exactly 0.
+    auto keep_att = [&](int i, const float* p, int n) {
+      if (att) {
+        float* a = att + (static_cast<size_t>(bh) * Tq + i) * Tk;
+        std::copy_n(p, n, a);
+        std::fill(a + n, a + Tk, 0.0f);
+      }
+    };
+    auto att_index = [&](int i) { return (static_cast<uint64_t>(bh) * Tq + i) * Tk; };
 
-    const int ldt = padded(nk);
-    float* kt = scratch(0, static_cast<size_t>(D) * ldt);  // (D, nk) = Kᵀ, rows ldt apart
-    transpose_rows(kt, ldt, kb, dims.k_stride, nk, D);
+    if (Tq < kTileRows) {  // generation: a few queries, keys and values read where they are
+      float* s = scratch(0, ld);
+      for (int i = 0; i < Tq; ++i) {
+        const int n = visible(i);
+        dot_rows(s, qb + static_cast<size_t>(i) * dims.q_stride, kb, dims.k_stride, n, D);  // s = q kᵀ
+        softmax_row(s, n, nk, scale, st + 2 * i);                                            // p = softmax(s / √D)
+        keep_att(i, s, n);
+        if (dropout) dropout_row(s, n, att_index(i), dropout_p, keep_scale, dropout_seed);
+        weighted_rows(ob + static_cast<size_t>(i) * HD, s, vb, dims.v_stride, n, D);  // o = p v
+      }
+      continue;
+    }
+
+    float* kt = scratch(0, static_cast<size_t>(ld) * D);            // Kᵀ (D, nk) in panels
+    float* vp = scratch(1, static_cast<size_t>(panels(D)) * nk);    // V (nk, D) in panels
+    float* s = scratch(2, static_cast<size_t>(kQueryBlock) * ld);  // scores, then probabilities (mb, nk)
+    float* kp = scratch(3, static_cast<size_t>(panels(D)) * nk);    // K (nk, D) in panels, to transpose
+    pack_panels(kp, kb, dims.k_stride, nk, D);
+    transpose_panels(kt, kp, nk, D);
+    pack_panels(vp, vb, dims.v_stride, nk, D);
 
     for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
       const int mb = std::min(kQueryBlock, Tq - i0);
-      float* a = ab + static_cast<size_t>(i0) * Tk;  // (mb, Tk)
+      const int nb = visible(i0 + mb - 1);  // keys this block sees
       // A tile of query rows [r, r + mr) needs the keys its last query sees.
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
       auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
       auto head_dim = [&](int, int) { return D; };
       auto head_range = [&](int, int) { return std::pair{0, D}; };
 
-      // scores (mb, nk) = q (mb, D) · kᵀ (D, nk), into att
-      tiled_matmul<false, true>(a, Tk, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, ldt, mb,
-                                keys_of_tile, head_range);
-      // att = softmax(scores / √D + mask)
-      for (int r = 0; r < mb; ++r) softmax_row(a + static_cast<size_t>(r) * Tk, visible(i0 + r), Tk, scale);
-
-      // p (mb, nk) = dropout(att): what multiplies V
-      const float* p = a;
-      ptrdiff_t ldp = Tk;
-      if (dropout) {
-        float* pd = scratch(1, static_cast<size_t>(kQueryBlock) * nk);
-        for (int r = 0; r < mb; ++r) {
-          const int n = visible(i0 + r);
-          const uint64_t base = (static_cast<uint64_t>(bh) * Tq + i0 + r) * Tk;
-          const float* ar = a + static_cast<size_t>(r) * Tk;
-          float* pr = pd + static_cast<size_t>(r) * nk;
-          for (int j = 0; j < n; ++j)
-            pr[j] = counter_uniform(dropout_seed, base + j) >= dropout_p ? ar[j] * keep_scale : 0.0f;
-          std::fill(pr + n, pr + nk, 0.0f);
-        }
-        p = pd;
-        ldp = nk;
+      // s (mb, nb) = q (mb, D) · kᵀ (D, nb)
+      panel_matmul<false>(s, ld, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, D, mb, nk,
+                          keys_of_tile, head_range);
+      for (int r = 0; r < mb; ++r) {
+        float* sr = s + static_cast<size_t>(r) * ld;
+        const int n = visible(i0 + r);
+        softmax_row(sr, n, nb, scale, st + 2 * (i0 + r));  // p = softmax(s / √D + mask)
+        keep_att(i0 + r, sr, n);
+        if (dropout) dropout_row(sr, n, att_index(i0 + r), dropout_p, keep_scale, dropout_seed);
       }
-
-      // out (mb, D) = p (mb, nk) · v (nk, D)
-      tiled_matmul<false>(ob + static_cast<size_t>(i0) * HD, HD, p, ldp, 1, vb, dims.v_stride, mb, head_dim,
-                          key_range);
+      // out (mb, D) = dropout(p) (mb, nb) · v (nb, D)
+      panel_matmul<false>(ob + static_cast<size_t>(i0) * HD, HD, s, ld, 1, vp, nk, mb, D, head_dim, key_range);
     }
   }
 }
 
-void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* att, const float* q,
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* stats, const float* q,
                         const float* k, const float* v, const AttentionDims& dims, const AttentionMask& mask,
-                        float dropout_p, uint64_t dropout_seed) {
+                        float dropout_p, uint64_t dropout_seed, GradStore store) {
   check_args(dims, dropout_p);
   const int B = dims.B, Tq = dims.Tq, Tk = dims.Tk, H = dims.H, D = dims.D, HD = H * D;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
@@ -343,8 +460,8 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
   for (int bh = 0; bh < B * H; ++bh) {
     const int b = bh / H, h = bh % H;
     const size_t q_off = static_cast<size_t>(b) * Tq * dims.q_stride + h * D;
-    const size_t k_off = static_cast<size_t>(b) * Tk * dims.k_stride + h * D;
-    const size_t v_off = static_cast<size_t>(b) * Tk * dims.v_stride + h * D;
+    const size_t k_off = key_offset(dims, b, h);
+    const size_t v_off = value_offset(dims, b, h);
     const float* qb = q + q_off;  // (Tq, D), rows q_stride apart; dq alike
     const float* kb = k + k_off;  // (Tk, D), rows k_stride apart; dk alike
     const float* vb = v + v_off;  // (Tk, D), rows v_stride apart; dv alike
@@ -352,21 +469,34 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     float* dkb = dk + k_off;
     float* dvb = dv + v_off;
     const float* dob = dout + static_cast<size_t>(b) * Tq * HD + h * D;  // (Tq, D), rows HD apart
-    const float* ab = att + static_cast<size_t>(bh) * Tq * Tk;           // (Tq, Tk)
+    const float* st = stats + static_cast<size_t>(bh) * Tq * 2;         // (Tq, 2)
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;
+    const int ld = panels(nk), Dp = panels(D);
 
-    const int ldt = padded(nk);
-    float* vt = scratch(0, static_cast<size_t>(D) * ldt);  // (D, nk) = Vᵀ, rows ldt apart
-    transpose_rows(vt, ldt, vb, dims.v_stride, nk, D);
-    float* ds = scratch(1, static_cast<size_t>(kQueryBlock) * nk);  // (mb, nk): dp, then dscores
-    float* pd = dropout ? scratch(2, static_cast<size_t>(kQueryBlock) * nk) : nullptr;  // (mb, nk)
+    float* kt = scratch(0, static_cast<size_t>(ld) * D);             // Kᵀ (D, nk) in panels
+    float* vt = scratch(1, static_cast<size_t>(ld) * D);             // Vᵀ (D, nk) in panels
+    float* kp = scratch(2, static_cast<size_t>(Dp) * nk);            // K (nk, D) in panels
+    float* s = scratch(3, static_cast<size_t>(kQueryBlock) * ld);   // probabilities (mb, nk)
+    float* ds = scratch(4, static_cast<size_t>(kQueryBlock) * ld);  // dp, then dscores (mb, nk)
+    float* pd = dropout ? scratch(5, static_cast<size_t>(kQueryBlock) * ld) : s;  // dropout(p) (mb, nk)
+    float* qp = scratch(6, static_cast<size_t>(Dp) * kQueryBlock);  // a block of q (mb, D) in panels
+    float* dop = scratch(7, static_cast<size_t>(Dp) * kQueryBlock);  // a block of dout (mb, D) in panels
+    // dk and dv (nk, D) sum over all query blocks here, rows Dp apart, and reach dk, dv once at the end.
+    float* dk_sum = scratch(8, static_cast<size_t>(Dp) * nk);
+    float* dv_sum = scratch(9, static_cast<size_t>(Dp) * nk);
+    std::fill_n(dk_sum, static_cast<size_t>(Dp) * nk, 0.0f);
+    std::fill_n(dv_sum, static_cast<size_t>(Dp) * nk, 0.0f);
+    pack_panels(kp, kb, dims.k_stride, nk, D);
+    transpose_panels(kt, kp, nk, D);
+    float* vp = scratch(10, static_cast<size_t>(Dp) * nk);  // V (nk, D) in panels, to transpose
+    pack_panels(vp, vb, dims.v_stride, nk, D);
+    transpose_panels(vt, vp, nk, D);
 
     // Rows of a (batch, head) go block after block on this thread: blocks add into the same dk, dv.
     for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
       const int mb = std::min(kQueryBlock, Tq - i0);
       const int nb = visible(i0 + mb - 1);  // keys this block sees
-      const float* a = ab + static_cast<size_t>(i0) * Tk;
       const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
       const float* qb_blk = qb + static_cast<size_t>(i0) * dims.q_stride;
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
@@ -379,41 +509,58 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
         return std::pair{first, mb};
       };
 
-      // forward: out = p · v, p = dropout(att)
-      // dp (mb, nb) = dout (mb, D) · vᵀ (D, nb)
-      tiled_matmul<false, true>(ds, nk, dob_blk, HD, 1, vt, ldt, mb, keys_of_tile, head_range);
+      // forward: s = q · kᵀ, p = softmax(s / √D + mask), recomputed from the saved statistics
+      panel_matmul<false>(s, ld, qb_blk, dims.q_stride, 1, kt, D, mb, nk, keys_of_tile, head_range);
+      // forward: out = dropout(p) · v  =>  d dropout(p) (mb, nb) = dout (mb, D) · vᵀ (D, nb)
+      panel_matmul<false>(ds, ld, dob_blk, HD, 1, vt, D, mb, nk, keys_of_tile, head_range);
 
       for (int r = 0; r < mb; ++r) {
         const int n = visible(i0 + r);
-        const float* ar = a + static_cast<size_t>(r) * Tk;
-        float* dr = ds + static_cast<size_t>(r) * nk;
-        // forward: p = att ⊙ keep / (1 - p_drop)  =>  datt = dp ⊙ keep / (1 - p_drop)
+        float* pr = s + static_cast<size_t>(r) * ld;
+        float* dr = ds + static_cast<size_t>(r) * ld;
+        probabilities_row(pr, n, nb, scale, st + 2 * (i0 + r));
+        // forward: p̃ = p ⊙ keep / (1 - p_drop)  =>  dp = dp̃ ⊙ keep / (1 - p_drop)
         if (dropout) {
           const uint64_t base = (static_cast<uint64_t>(bh) * Tq + i0 + r) * Tk;
-          float* pr = pd + static_cast<size_t>(r) * nk;
+          float* pdr = pd + static_cast<size_t>(r) * ld;
           for (int j = 0; j < n; ++j) {
             const float m = counter_uniform(dropout_seed, base + j) >= dropout_p ? keep_scale : 0.0f;
-            pr[j] = ar[j] * m;
+            pdr[j] = pr[j] * m;
             dr[j] *= m;
           }
-          std::fill(pr + n, pr + nb, 0.0f);
+          std::fill(pdr + n, pdr + nb, 0.0f);
         }
-        // forward: att = softmax(scores), scores = q·k / √D  =>
-        // dscores = att ⊙ (datt - Σ_j att ⊙ datt) / √D  (the 1/√D folded in here)
-        const float sum = dot(ar, dr, n);
-        for (int j = 0; j < n; ++j) dr[j] = ar[j] * (dr[j] - sum) * scale;
+        // forward: p = softmax(s / √D)  =>  ds = p ⊙ (dp - Σ_j p ⊙ dp) / √D  (the 1/√D folded in here)
+        const float sum = dot(pr, dr, n);
+        for (int j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - sum) * scale;
         std::fill(dr + n, dr + nb, 0.0f);  // masked keys: no gradient
       }
-      const float* p = dropout ? pd : a;
-      const ptrdiff_t ldp = dropout ? nk : Tk;
+      pack_panels(qp, qb_blk, dims.q_stride, mb, D);
+      pack_panels(dop, dob_blk, HD, mb, D);
 
-      // forward: out = p · v  =>  dv (nb, D) += pᵀ (nb, mb) · dout (mb, D)
-      tiled_matmul<true>(dvb, dims.v_stride, p, 1, ldp, dob_blk, HD, nb, head_dim, queries_of_keys);
-      // forward: scores = q · kᵀ  =>  dk (nb, D) += dscoresᵀ (nb, mb) · q (mb, D)
-      tiled_matmul<true>(dkb, dims.k_stride, ds, 1, nk, qb_blk, dims.q_stride, nb, head_dim, queries_of_keys);
-      //                           =>  dq (mb, D) += dscores (mb, nb) · k (nb, D)
-      tiled_matmul<true>(dqb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, ds, nk, 1, kb, dims.k_stride,
-                         mb, head_dim, key_range);
+      // forward: out = p̃ · v  =>  dv (nb, D) += p̃ᵀ (nb, mb) · dout (mb, D)
+      panel_matmul<true>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
+      // forward: s = q · kᵀ  =>  dk (nb, D) += dsᵀ (nb, mb) · q (mb, D)
+      panel_matmul<true>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
+      //                      =>  dq (mb, D) += ds (mb, nb) · k (nb, D)
+      float* dq_blk = dqb + static_cast<size_t>(i0) * dims.q_stride;
+      if (store == GradStore::kAccumulate) {
+        panel_matmul<true>(dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
+      } else {
+        panel_matmul<false>(dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
+      }
+    }
+    // Keys no query sees (j >= nk) get no gradient.
+    for (int j = 0; j < Tk; ++j) {
+      float* dkj = dkb + static_cast<size_t>(j) * dims.k_stride;
+      float* dvj = dvb + static_cast<size_t>(j) * dims.v_stride;
+      const float* gk = dk_sum + static_cast<size_t>(j) * Dp;
+      const float* gv = dv_sum + static_cast<size_t>(j) * Dp;
+      if (store == GradStore::kOverwrite) {
+        for (int d = 0; d < D; ++d) dkj[d] = j < nk ? gk[d] : 0.0f, dvj[d] = j < nk ? gv[d] : 0.0f;
+      } else if (j < nk) {
+        for (int d = 0; d < D; ++d) dkj[d] += gk[d], dvj[d] += gv[d];
+      }
     }
   }
 }

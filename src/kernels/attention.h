@@ -2,8 +2,14 @@
 //   out = softmax(Q Kᵀ / √D + mask) · V, per batch b and head h.
 // Decoder self-attention (causal), encoder self-attention (padding), cross-attention and
 // KV-cached generation (Tq new queries against Tk cached keys) all call it.
+//
+// Like FlashAttention, training never stores the (B, H, Tq, Tk) probabilities: the forward pass
+// keeps two numbers per query row (the row's maximum score and the softmax's normaliser) and the
+// backward pass recomputes the probabilities from them, a block of queries at a time.
 #pragma once
 #include <cstdint>
+
+#include "kernels/grad_store.h"
 
 namespace potop {
 
@@ -20,6 +26,10 @@ struct AttentionDims {
   // buffer; head h of a token lives at [h*D, (h+1)*D). out is always contiguous (B, Tq, H*D).
   int q_stride = 0, k_stride = 0, v_stride = 0;
   // For the batch stride, q/k/v rows of batch b start at b*Tq*q_stride and b*Tk*k_stride.
+  // Floats from head h to head h + 1 within k and v; 0 means D (the heads side by side in a
+  // row, as above). A KV cache keeps each head's keys together instead (head stride Tmax·D, row
+  // stride D), so that generation reads them front to back.
+  int k_head_stride = 0, v_head_stride = 0;
 };
 
 struct AttentionMask {
@@ -29,21 +39,29 @@ struct AttentionMask {
   const int* key_lengths = nullptr;
 };
 
-// out (B, Tq, H*D); att (B, H, Tq, Tk): the softmax probabilities (before dropout), saved for
-// the backward pass. Both are overwritten in full; masked entries of att are exactly 0.
+// Floats of the softmax statistics that attention_forward saves for attention_backward.
+inline long attention_stats_size(const AttentionDims& d) { return 2L * d.B * d.H * d.Tq; }
+
+// out (B, Tq, H*D), overwritten in full.
+// stats (B, H, Tq, 2): per query row, the largest scaled score m and 1 / Σ_j exp(s_j - m), from
+//   which attention_backward recomputes the probabilities exactly as the forward pass made them.
+// att (B, H, Tq, Tk) or null: when given, the softmax probabilities (before dropout) are written
+//   there too, masked entries exactly 0 — for inspection and tests; training passes null.
 // Dropout with probability dropout_p is applied to the probabilities (mask from
 // counter_uniform(dropout_seed, index into att), see dropout.h) before they multiply V:
 // att[b,h,i,j] is kept iff counter_uniform(dropout_seed, ((b*H + h)*Tq + i)*Tk + j) >= dropout_p,
 // and kept ones are scaled by 1 / (1 - dropout_p). dropout_p == 0 means no dropout at all.
-void attention_forward(float* out, float* att, const float* q, const float* k, const float* v,
+void attention_forward(float* out, float* stats, float* att, const float* q, const float* k, const float* v,
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p = 0.0f,
                        uint64_t dropout_seed = 0);
 
-// Gradients accumulate (+=) into dq, dk, dv, which use the same strides as q, k, v (so they
-// may be slices of one fused dqkv buffer). Deterministic for a given thread count; no heap
-// allocation in steady state.
-void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* att, const float* q,
+// Gradients accumulate (+=) into dq, dk, dv (GradStore::kOverwrite: =), which use the same
+// strides as q, k, v (so they may be slices of one fused dqkv buffer; only the H*D columns of
+// each row are touched). stats are the forward pass's. Deterministic for a given thread count;
+// no heap allocation in steady state.
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* stats, const float* q,
                         const float* k, const float* v, const AttentionDims& dims, const AttentionMask& mask,
-                        float dropout_p = 0.0f, uint64_t dropout_seed = 0);
+                        float dropout_p = 0.0f, uint64_t dropout_seed = 0,
+                        GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

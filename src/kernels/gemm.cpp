@@ -2,6 +2,7 @@
 // row-major here and both run on the OpenMP runtime our own kernels use.
 #include "kernels/gemm.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -31,6 +32,24 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
                                           beta, C, ldc);
   POTOP_CHECK(status == dnnl_success, "dnnl_sgemm failed with status " + std::to_string(static_cast<int>(status)));
 #else
+  if (M == 1 || N == 1) {
+    // A matrix-vector product (generation at batch 1): OpenBLAS's sgemm would pack the whole
+    // matrix first, its sgemv streams it once, about twice as fast. beta == 0 must overwrite
+    // even NaN, which gemv's scaling of y does not promise: clear C first.
+    if (beta == 0.0f) {
+      for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
+    }
+    if (M == 1) {  // C (1, N) = x · op(B): x is A's only row (or column)
+      const int incx = trans_a ? lda : 1;
+      if (trans_b) cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, alpha, B, ldb, A, incx, beta, C, 1);
+      else cblas_sgemv(CblasRowMajor, CblasTrans, K, N, alpha, B, ldb, A, incx, beta, C, 1);
+    } else {  // C (M, 1) = op(A) · x: x is B's only column (or row)
+      const int incx = trans_b ? 1 : ldb;
+      if (trans_a) cblas_sgemv(CblasRowMajor, CblasTrans, K, M, alpha, A, lda, B, incx, beta, C, ldc);
+      else cblas_sgemv(CblasRowMajor, CblasNoTrans, M, K, alpha, A, lda, B, incx, beta, C, ldc);
+    }
+    return;
+  }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
               alpha, A, lda, B, ldb, beta, C, ldc);
 #endif

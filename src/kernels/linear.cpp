@@ -25,15 +25,16 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
 }
 
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int C, int OC, WeightLayout layout) {
+                     const float* weight, int N, int C, int OC, WeightLayout layout, GradStore dinp_store) {
   // dinp (N, C) or null, dweight like weight, dbias (OC) or null, dout (N, OC), inp (N, C)
   // forward: out = inp · W + bias
   if (dinp) {
-    // dinp += dout · Wᵀ
+    // dinp += dout · Wᵀ (or =)
+    const float beta = dinp_store == GradStore::kAccumulate ? 1.0f : 0.0f;
     if (layout == WeightLayout::kInOut) {
-      sgemm(false, true, N, C, OC, 1.0f, dout, OC, weight, OC, 1.0f, dinp, C);  // W (C, OC) -> Wᵀ (OC, C)
+      sgemm(false, true, N, C, OC, 1.0f, dout, OC, weight, OC, beta, dinp, C);  // W (C, OC) -> Wᵀ (OC, C)
     } else {
-      sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);  // W stored (OC, C) is Wᵀ
+      sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, beta, dinp, C);  // W stored (OC, C) is Wᵀ
     }
   }
   if (dweight) {

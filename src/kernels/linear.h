@@ -1,6 +1,8 @@
 // Linear layer: out = inp · W + b.
 #pragma once
 
+#include "kernels/grad_store.h"
+
 namespace potop {
 
 // How the weight matrix is stored. Hugging Face GPT-2 stores its Conv1D weights as (in, out);
@@ -12,10 +14,12 @@ enum class WeightLayout { kInOut, kOutIn };
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
                     int OC, WeightLayout layout = WeightLayout::kInOut);
 
-// Differentiates the forward line above. Gradients accumulate (+=).
+// Differentiates the forward line above. Gradients accumulate (+=); dinp is overwritten instead
+// with GradStore::kOverwrite.
 // dinp (N, C) += dout · Wᵀ;  dweight += inpᵀ · dout (in the weight's layout);  dbias (OC) += Σ_n dout
-// dinp and dbias may be null (not wanted).
+// dinp, dweight and dbias may each be null (not wanted); inp is only read for dweight.
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int C, int OC, WeightLayout layout = WeightLayout::kInOut);
+                     const float* weight, int N, int C, int OC, WeightLayout layout = WeightLayout::kInOut,
+                     GradStore dinp_store = GradStore::kAccumulate);
 
 }  // namespace potop

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/profile.h"
 
 namespace potop {
 
@@ -33,6 +34,7 @@ double as_decimal(float x) {
 void adamw_update(float* params, const float* grads, float* m, float* v, size_t n, const AdamWHyper& hyper,
                   float weight_decay, long t) {
   // params (n), grads (n), m (n), v (n); t >= 1
+  const profile::Scope scope("adamw_update");
   POTOP_CHECK(t >= 1, "AdamW step counts from 1");
   const double lr = as_decimal(hyper.lr), beta1 = as_decimal(hyper.beta1), beta2 = as_decimal(hyper.beta2);
   const double wd = as_decimal(weight_decay);
@@ -63,6 +65,7 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
 double global_norm(const float* grads, size_t n) {
   // grads (n). Each thread sums its static share in double; the partials are added in thread
   // order, so the result depends only on n and the thread count.
+  const profile::Scope scope("global_norm");
   constexpr int kMaxThreads = 256;
   struct alignas(64) Partial {
     double sum;
@@ -89,6 +92,7 @@ double global_norm(const float* grads, size_t n) {
 
 double clip_grad_norm(float* grads, size_t n, double max_norm) {
   // grads (n), scaled in place when clipped
+  const profile::Scope scope("clip_grad_norm");
   const double norm = global_norm(grads, n);
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0) {

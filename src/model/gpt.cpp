@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/profile.h"
 #include "core/rng.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
@@ -14,14 +15,15 @@
 #include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
-#include "kernels/residual.h"
 #include "kernels/softmax.h"
 
 namespace potop {
 
 namespace {
 
-void zero(float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); }
+void zero(float* p, size_t n) {
+  POTOP_PROFILED("memset", std::memset(p, 0, n * sizeof(float)));
+}
 
 }  // namespace
 
@@ -63,40 +65,39 @@ Arena& GPT::grads() {
   return grads_;
 }
 
-void GPT::zero_grad() { grads().zero(); }
+void GPT::zero_grad() { POTOP_PROFILED("zero_grad", grads().zero()); }
 
 void GPT::reserve(int B, int T, int Tk) {
   POTOP_CHECK(B > 0 && T > 0 && T <= config_.block_size && Tk >= T && Tk <= config_.block_size,
               "batch shape out of range");
   const int64_t C = config_.n_embd, H = config_.n_head, V = config_.vocab_size;
-  const int64_t BT = int64_t{B} * T, att_floats = int64_t{B} * H * T * Tk;
+  const int64_t BT = int64_t{B} * T;
   B_ = B, T_ = T;
   has_forward_ = false;
   // Every buffer is row-major over (b, t) rows, so buffers sized for more rows serve any
   // smaller batch shape: only grow.
-  if (BT <= capacity_rows_ && att_floats <= capacity_att_) return;
-  capacity_rows_ = std::max<int64_t>(BT, capacity_rows_);
-  capacity_att_ = std::max<int64_t>(att_floats, capacity_att_);
+  if (BT <= capacity_rows_) return;
+  capacity_rows_ = BT;
   const int64_t R = capacity_rows_;
   Layout acts;
   const size_t encoded = acts.add("encoded", {R, C});
-  struct Ids { size_t ln1, ln1_mean, ln1_rstd, qkv, att, atty, attproj, res2, ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj, res3; };
+  struct Ids { size_t ln1, ln1_mean, ln1_rstd, qkv, att_stats, atty, res2, ln2, ln2_mean, ln2_rstd, fch, fch_act, res3; };
   std::vector<Ids> ids;
   for (int l = 0; l < config_.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
     ids.push_back(Ids{acts.add(h + "ln1", {R, C}), acts.add(h + "ln1_mean", {R}), acts.add(h + "ln1_rstd", {R}),
-                      acts.add(h + "qkv", {R, 3 * C}), acts.add(h + "att", {capacity_att_}), acts.add(h + "atty", {R, C}),
-                      acts.add(h + "attproj", {R, C}), acts.add(h + "res2", {R, C}), acts.add(h + "ln2", {R, C}),
+                      acts.add(h + "qkv", {R, 3 * C}), acts.add(h + "att_stats", {R, H, 2}),
+                      acts.add(h + "atty", {R, C}), acts.add(h + "res2", {R, C}), acts.add(h + "ln2", {R, C}),
                       acts.add(h + "ln2_mean", {R}), acts.add(h + "ln2_rstd", {R}), acts.add(h + "fch", {R, 4 * C}),
-                      acts.add(h + "fch_act", {R, 4 * C}), acts.add(h + "fcproj", {R, C}), acts.add(h + "res3", {R, C})});
+                      acts.add(h + "fch_act", {R, 4 * C}), acts.add(h + "res3", {R, C})});
   }
+  const size_t proj = acts.add("proj", {R, C});
   const size_t lnf = acts.add("lnf", {R, C}), lnf_mean = acts.add("lnf_mean", {R}), lnf_rstd = acts.add("lnf_rstd", {R});
   const size_t logits = acts.add("logits", {R, V}), probs = acts.add("probs", {R, V}), losses = acts.add("losses", {R});
   Layout scratch;
   const size_t dresidual = scratch.add("dresidual", {R, C}), dbtc = scratch.add("dbtc", {R, C}),
                dbtc2 = scratch.add("dbtc2", {R, C}), dqkv = scratch.add("dqkv", {R, 3 * C}),
-               dfch = scratch.add("dfch", {R, 4 * C}), dfch_act = scratch.add("dfch_act", {R, 4 * C}),
-               dlosses = scratch.add("dlosses", {R});
+               dfch = scratch.add("dfch", {R, 4 * C}), dlosses = scratch.add("dlosses", {R});
   act_arena_ = Arena(acts);
   // The backward scratch is allocated on the first backward pass: generation never needs it.
   scratch_ = Arena();
@@ -104,22 +105,23 @@ void GPT::reserve(int B, int T, int Tk) {
   encoded_ = a(encoded);
   acts_.clear();
   for (const Ids& i : ids) {
-    acts_.push_back(BlockActivations{a(i.ln1), a(i.ln1_mean), a(i.ln1_rstd), a(i.qkv), a(i.att), a(i.atty),
-                                     a(i.attproj), a(i.res2), a(i.ln2), a(i.ln2_mean), a(i.ln2_rstd), a(i.fch),
-                                     a(i.fch_act), a(i.fcproj), a(i.res3)});
+    acts_.push_back(BlockActivations{a(i.ln1), a(i.ln1_mean), a(i.ln1_rstd), a(i.qkv), a(i.att_stats), a(i.atty),
+                                     a(i.res2), a(i.ln2), a(i.ln2_mean), a(i.ln2_rstd), a(i.fch), a(i.fch_act),
+                                     a(i.res3)});
   }
+  proj_ = a(proj);
   lnf_ = a(lnf), lnf_mean_ = a(lnf_mean), lnf_rstd_ = a(lnf_rstd);
   logits_ = a(logits), probs_ = a(probs), losses_ = a(losses);
   act_layout_ = std::move(acts);
   scratch_layout_ = std::move(scratch);
-  scratch_ids_ = {dresidual, dbtc, dbtc2, dqkv, dfch, dfch_act, dlosses};
+  scratch_ids_ = {dresidual, dbtc, dbtc2, dqkv, dfch, dlosses};
 }
 
 void GPT::bind_scratch() {
   if (!scratch_.data()) scratch_ = Arena(scratch_layout_);
   auto s = [&](size_t i) { return scratch_.at(scratch_layout_.specs()[i]); };
   dresidual_ = s(scratch_ids_[0]), dbtc_ = s(scratch_ids_[1]), dbtc2_ = s(scratch_ids_[2]), dqkv_ = s(scratch_ids_[3]),
-  dfch_ = s(scratch_ids_[4]), dfch_act_ = s(scratch_ids_[5]), dlosses_ = s(scratch_ids_[6]);
+  dfch_ = s(scratch_ids_[4]), dlosses_ = s(scratch_ids_[5]);
 }
 
 const float* GPT::block_output(int l) const {
@@ -144,80 +146,105 @@ std::vector<std::pair<std::string, size_t>> GPT::memory_plan() const {
   return plan;
 }
 
+const float* GPT::attention(int layer) {
+  POTOP_CHECK(layer >= 0 && layer < config_.n_layer && B_ > 0, "attention(): no such layer, or no forward yet");
+  const int B = B_, T = T_, C = config_.n_embd, H = config_.n_head;
+  const AttentionDims dims{B, T, T, H, config_.head_size(), 3 * C, 3 * C, 3 * C};
+  attention_map_.resize(size_t(B) * H * T * T);
+  attention_out_.resize(size_t(B) * T * C + attention_stats_size(dims));
+  const float* qkv = acts_[layer].qkv;
+  attention_forward(attention_out_.data(), attention_out_.data() + size_t(B) * T * C, attention_map_.data(), qkv,
+                    qkv + C, qkv + 2 * C, dims, {MaskKind::kCausal, nullptr});
+  return attention_map_.data();
+}
+
 KVCache::KVCache(const GPTConfig& c)
     : k(size_t(c.n_layer) * c.block_size * c.n_embd), v(size_t(c.n_layer) * c.block_size * c.n_embd) {}
 
 float GPT::forward(const int* tokens, const int* targets, int B, int T, bool training, uint64_t dropout_seed,
                    KVCache* cache) {
+  const profile::Scope scope("forward");
   const int pos0 = cache ? cache->length : 0;
   POTOP_CHECK(!cache || (B == 1 && !targets && !training), "a KV cache is for batch-1 generation");
   POTOP_CHECK(pos0 + T <= config_.block_size, "context longer than block_size");
   reserve(B, T, pos0 + T);
-  const int C = config_.n_embd, V = config_.vocab_size, BT = B * T;
+  const int L = config_.n_layer, C = config_.n_embd, V = config_.vocab_size, BT = B * T;
   const size_t btc = static_cast<size_t>(BT) * C;
   const float p = training ? config_.dropout : 0.0f;
   const bool pre = config_.norm == NormPlacement::kPre;
   const float* positions = config_.positions == PositionEncoding::kLearned ? p_.wpe : sinusoid_.data();
   const int Tk = pos0 + T;  // keys: the cached positions, then this call's
-  const AttentionDims dims{B, T, Tk, config_.n_head, config_.head_size(), 3 * C, cache ? C : 3 * C, cache ? C : 3 * C};
+  const int H = config_.n_head, D = config_.head_size(), Tmax = config_.block_size;
+  // Keys and values come from the fused QKV buffer, or from the cache, (H, Tmax, D) per layer.
+  AttentionDims dims{B, T, Tk, H, D, 3 * C, 3 * C, 3 * C};
+  if (cache) dims.k_stride = dims.v_stride = D, dims.k_head_stride = dims.v_head_stride = Tmax * D;
   const AttentionMask causal{MaskKind::kCausal, nullptr};
   tokens_ = tokens, targets_ = targets, training_ = training, dropout_seed_ = dropout_seed;
+  // Pre-LN: every residual add is followed by a LayerNorm that reads it, and the two run fused.
+  // The add that ends block l feeds block l + 1's ln_1, or ln_f after the last block.
+  struct Norm { float* out; float* mean; float* rstd; const float* w; const float* b; };
+  auto norm_after_block = [&](int l) {
+    if (l + 1 == L) return Norm{lnf_, lnf_mean_, lnf_rstd_, p_.lnf_w, p_.lnf_b};
+    const BlockActivations& n = acts_[l + 1];
+    return Norm{n.ln1, n.ln1_mean, n.ln1_rstd, p_.h[l + 1].ln1_w, p_.h[l + 1].ln1_b};
+  };
 
-  embedding_forward(encoded_, tokens, p_.wte, positions, B, T, C, pos0);      // x = wte[tok] + wpe[t]
-  dropout_forward(encoded_, encoded_, p, dropout_site_seed(dropout_seed, 0), btc);
-  for (int l = 0; l < config_.n_layer; ++l) {
+  POTOP_PROFILED("embedding", embedding_forward(encoded_, tokens, p_.wte, positions, B, T, C, pos0));  // x = wte[tok] + wpe[t]
+  POTOP_PROFILED("dropout", dropout_forward(encoded_, encoded_, p, dropout_site_seed(dropout_seed, 0), btc));
+  if (pre) {
+    const BlockActivations& a = acts_[0];
+    POTOP_PROFILED("layernorm", layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, encoded_, p_.h[0].ln1_w, p_.h[0].ln1_b, BT, C));  // ln1 = LN(x)
+  }
+  for (int l = 0; l < L; ++l) {
     const BlockParams& w = p_.h[l];
     const BlockActivations& a = acts_[l];
     const float* x = block_input(l);
-    const float* attn_in = x;
-    if (pre) {
-      layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, w.ln1_w, w.ln1_b, BT, C);  // ln1 = LN(x)
-      attn_in = a.ln1;
-    }
-    linear_forward(a.qkv, attn_in, w.qkv_w, w.qkv_b, BT, C, 3 * C);               // [q k v] = in·W + b
+    const float* attn_in = pre ? a.ln1 : x;
+    POTOP_PROFILED("qkv", linear_forward(a.qkv, attn_in, w.qkv_w, w.qkv_b, BT, C, 3 * C));  // [q k v] = in·W + b
     const float* k = a.qkv + C;
     const float* v = a.qkv + 2 * C;
-    if (cache) {  // append this call's keys and values, then attend over all of them
-      float* k_cache = cache->k.data() + size_t(l) * config_.block_size * C;
-      float* v_cache = cache->v.data() + size_t(l) * config_.block_size * C;
-      for (int t = 0; t < T; ++t) {
-        std::memcpy(k_cache + size_t(pos0 + t) * C, a.qkv + size_t(t) * 3 * C + C, C * sizeof(float));
-        std::memcpy(v_cache + size_t(pos0 + t) * C, a.qkv + size_t(t) * 3 * C + 2 * C, C * sizeof(float));
-      }
+    if (cache) {  // append this call's keys and values, head by head, then attend over all of them
+      float* k_cache = cache->k.data() + size_t(l) * Tmax * C;
+      float* v_cache = cache->v.data() + size_t(l) * Tmax * C;
+      for (int t = 0; t < T; ++t)
+        for (int h = 0; h < H; ++h) {
+          const float* row = a.qkv + size_t(t) * 3 * C + h * D;
+          std::memcpy(k_cache + (size_t(h) * Tmax + pos0 + t) * D, row + C, D * sizeof(float));
+          std::memcpy(v_cache + (size_t(h) * Tmax + pos0 + t) * D, row + 2 * C, D * sizeof(float));
+        }
       k = k_cache, v = v_cache;
     }
-    attention_forward(a.atty, a.att, a.qkv, k, v, dims, causal, p,
-                      dropout_site_seed(dropout_seed, 1 + 3 * l));                  // softmax(qkᵀ/√d)·v
-    linear_forward(a.attproj, a.atty, w.attproj_w, w.attproj_b, BT, C, C);         // heads -> C
-    dropout_forward(a.attproj, a.attproj, p, dropout_site_seed(dropout_seed, 2 + 3 * l), btc);
-    residual_forward(a.res2, x, a.attproj, btc);                                    // res2 = x + attn
+    POTOP_PROFILED("attention", attention_forward(a.atty, a.att_stats, nullptr, a.qkv, k, v, dims, causal, p,
+                                                  dropout_site_seed(dropout_seed, 1 + 3 * l)));  // softmax(qkᵀ/√d)·v
+    POTOP_PROFILED("attn proj", linear_forward(proj_, a.atty, w.attproj_w, w.attproj_b, BT, C, C));  // heads -> C
+    POTOP_PROFILED("dropout", dropout_forward(proj_, proj_, p, dropout_site_seed(dropout_seed, 2 + 3 * l), btc));
     float* mlp_in;
     if (pre) {
-      layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b, BT, C);  // ln2 = LN(res2)
+      POTOP_PROFILED("residual+layernorm", residual_layernorm_forward(a.res2, a.ln2, a.ln2_mean, a.ln2_rstd, x, proj_, w.ln2_w, w.ln2_b, BT, C));  // res2 = x + attn; ln2 = LN(res2)
       mlp_in = a.ln2;
     } else {
-      layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, a.res2, w.ln1_w, w.ln1_b, BT, C);  // ln1 = LN(res2)
+      POTOP_PROFILED("residual+layernorm", residual_layernorm_forward(a.res2, a.ln1, a.ln1_mean, a.ln1_rstd, x, proj_, w.ln1_w, w.ln1_b, BT, C));  // res2 = x + attn; ln1 = LN(res2)
       mlp_in = a.ln1;
     }
-    linear_forward(a.fch, mlp_in, w.fc_w, w.fc_b, BT, C, 4 * C);                   // fch = in·W₁ + b₁
-    if (config_.activation == Activation::kGelu) gelu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C);
-    else relu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C);                        // act = f(fch)
-    linear_forward(a.fcproj, a.fch_act, w.fcproj_w, w.fcproj_b, BT, 4 * C, C);     // act·W₂ + b₂
-    dropout_forward(a.fcproj, a.fcproj, p, dropout_site_seed(dropout_seed, 3 + 3 * l), btc);
-    residual_forward(a.res3, pre ? a.res2 : a.ln1, a.fcproj, btc);                  // res3 = in + mlp
-    if (!pre) layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res3, w.ln2_w, w.ln2_b, BT, C);  // ln2 = LN(res3)
+    POTOP_PROFILED("fc", linear_forward(a.fch, mlp_in, w.fc_w, w.fc_b, BT, C, 4 * C));  // fch = in·W₁ + b₁
+    if (config_.activation == Activation::kGelu) POTOP_PROFILED("gelu", gelu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C));
+    else POTOP_PROFILED("relu", relu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C));  // act = f(fch)
+    POTOP_PROFILED("fc proj", linear_forward(proj_, a.fch_act, w.fcproj_w, w.fcproj_b, BT, 4 * C, C));  // act·W₂ + b₂
+    POTOP_PROFILED("dropout", dropout_forward(proj_, proj_, p, dropout_site_seed(dropout_seed, 3 + 3 * l), btc));
+    if (pre) {
+      const Norm n = norm_after_block(l);
+      POTOP_PROFILED("residual+layernorm", residual_layernorm_forward(a.res3, n.out, n.mean, n.rstd, a.res2, proj_, n.w, n.b, BT, C));  // res3 = res2 + mlp; next = LN(res3)
+    } else {
+      POTOP_PROFILED("residual+layernorm", residual_layernorm_forward(a.res3, a.ln2, a.ln2_mean, a.ln2_rstd, a.ln1, proj_, w.ln2_w, w.ln2_b, BT, C));  // res3 = ln1 + mlp; ln2 = LN(res3)
+    }
   }
-  const float* head_in = block_output(config_.n_layer - 1);
-  if (pre) {
-    layernorm_forward(lnf_, lnf_mean_, lnf_rstd_, head_in, p_.lnf_w, p_.lnf_b, BT, C);  // lnf = LN(x)
-    head_in = lnf_;
-  }
-  linear_forward(logits_, head_in, p_.wte, nullptr, BT, C, V, WeightLayout::kOutIn);  // logits = x·wteᵀ
+  const float* head_in = pre ? lnf_ : block_output(L - 1);  // pre-LN: lnf = LN(x), made by the last block
+  POTOP_PROFILED("lm head", linear_forward(logits_, head_in, p_.wte, nullptr, BT, C, V, WeightLayout::kOutIn));  // logits = x·wteᵀ
   if (cache) cache->length += T;
   has_forward_ = targets != nullptr;
   counted_ = 0;
   if (!targets) return 0.0f;
-  crossentropy_forward(losses_, probs_, logits_, targets, BT, V);
+  POTOP_PROFILED("cross-entropy", crossentropy_forward(losses_, probs_, logits_, targets, BT, V));
   double sum = 0;
   for (int i = 0; i < BT; ++i) {
     if (targets[i] >= 0) sum += losses_[i], ++counted_;
@@ -226,6 +253,7 @@ float GPT::forward(const int* tokens, const int* targets, int B, int T, bool tra
 }
 
 void GPT::backward(float loss_scale) {
+  const profile::Scope scope("backward");
   POTOP_CHECK(has_forward_, "backward() needs a forward() with targets first");
   grads();
   bind_scratch();
@@ -235,33 +263,34 @@ void GPT::backward(float loss_scale) {
   const bool pre = config_.norm == NormPlacement::kPre;
   const AttentionDims dims{B, T, T, config_.n_head, config_.head_size(), 3 * C, 3 * C, 3 * C};
   const AttentionMask causal{MaskKind::kCausal, nullptr};
+  constexpr GradStore kSet = GradStore::kOverwrite;  // into a scratch buffer that holds nothing yet
   // d(dropout(x)) -> dx, into a zeroed scratch buffer; without dropout the gradient passes as is.
   auto through_dropout = [&](float* scratch, const float* dout, int site) -> const float* {
     if (p == 0.0f) return dout;
     zero(scratch, btc);
-    dropout_backward(scratch, dout, p, dropout_site_seed(dropout_seed_, site), btc);
+    POTOP_PROFILED("dropout", dropout_backward(scratch, dout, p, dropout_site_seed(dropout_seed_, site), btc));
     return scratch;
   };
-  auto activation_backward = [&](float* dinp, const float* dout, const float* inp) {
-    if (config_.activation == Activation::kGelu) gelu_backward(dinp, dout, inp, bt4c);
-    else relu_backward(dinp, dout, inp, bt4c);
+  // In place: d(act) -> d(fch)
+  auto activation_backward = [&](float* d, const float* inp) {
+    if (config_.activation == Activation::kGelu) POTOP_PROFILED("gelu", gelu_backward(d, d, inp, bt4c, kSet));
+    else POTOP_PROFILED("relu", relu_backward(d, d, inp, bt4c, kSet));
   };
 
   // loss = Σ losses / counted
   const float dloss = counted_ ? loss_scale / static_cast<float>(counted_) : 0.0f;
   for (int i = 0; i < BT; ++i) dlosses_[i] = targets_[i] >= 0 ? dloss : 0.0f;
   float* dlogits = probs_;
-  crossentropy_backward(dlogits, probs_, targets_, dlosses_, BT, V);
+  POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs_, targets_, dlosses_, BT, V));
   // logits = x·wteᵀ
   const float* x_last = block_output(config_.n_layer - 1);
-  zero(dresidual_, btc);
   if (pre) {
-    zero(dbtc_, btc);
-    linear_backward(dbtc_, g_.wte, nullptr, dlogits, lnf_, p_.wte, BT, C, V, WeightLayout::kOutIn);
+    POTOP_PROFILED("lm head", linear_backward(dbtc_, g_.wte, nullptr, dlogits, lnf_, p_.wte, BT, C, V, WeightLayout::kOutIn, kSet));
     // lnf = LN(x)
-    layernorm_backward(dresidual_, g_.lnf_w, g_.lnf_b, dbtc_, x_last, p_.lnf_w, lnf_mean_, lnf_rstd_, BT, C);
+    zero(dresidual_, btc);
+    POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g_.lnf_w, g_.lnf_b, dbtc_, x_last, p_.lnf_w, lnf_mean_, lnf_rstd_, BT, C));
   } else {
-    linear_backward(dresidual_, g_.wte, nullptr, dlogits, x_last, p_.wte, BT, C, V, WeightLayout::kOutIn);
+    POTOP_PROFILED("lm head", linear_backward(dresidual_, g_.wte, nullptr, dlogits, x_last, p_.wte, BT, C, V, WeightLayout::kOutIn, kSet));
   }
 
   for (int l = config_.n_layer - 1; l >= 0; --l) {
@@ -275,49 +304,43 @@ void GPT::backward(float loss_scale) {
     if (!pre) {
       // ln2 = LN(res3)
       zero(dbtc2_, btc);
-      layernorm_backward(dbtc2_, g.ln2_w, g.ln2_b, dresidual_, a.res3, w.ln2_w, a.ln2_mean, a.ln2_rstd, BT, C);
+      POTOP_PROFILED("layernorm", layernorm_backward(dbtc2_, g.ln2_w, g.ln2_b, dresidual_, a.res3, w.ln2_w, a.ln2_mean, a.ln2_rstd, BT, C));
       d_res3 = d_mlp_in = dbtc2_;  // res3 = ln1 + mlp, so d ln1 starts as d res3
     }
     // fcproj = dropout(act·W₂ + b₂)
     const float* dfcproj = through_dropout(dbtc_, d_res3, 3 + 3 * l);
-    zero(dfch_act_, bt4c);
-    linear_backward(dfch_act_, g.fcproj_w, g.fcproj_b, dfcproj, a.fch_act, w.fcproj_w, BT, 4 * C, C);
+    POTOP_PROFILED("fc proj", linear_backward(dfch_, g.fcproj_w, g.fcproj_b, dfcproj, a.fch_act, w.fcproj_w, BT, 4 * C, C, WeightLayout::kInOut, kSet));
     // act = f(fch)
-    zero(dfch_, bt4c);
-    activation_backward(dfch_, dfch_act_, a.fch);
+    activation_backward(dfch_, a.fch);
     // fch = in·W₁ + b₁
     if (pre) {
-      zero(dbtc2_, btc);
-      linear_backward(dbtc2_, g.fc_w, g.fc_b, dfch_, a.ln2, w.fc_w, BT, C, 4 * C);
+      POTOP_PROFILED("fc", linear_backward(dbtc2_, g.fc_w, g.fc_b, dfch_, a.ln2, w.fc_w, BT, C, 4 * C, WeightLayout::kInOut, kSet));
       // ln2 = LN(res2): dresidual_ becomes d res2
-      layernorm_backward(dresidual_, g.ln2_w, g.ln2_b, dbtc2_, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, BT, C);
+      POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g.ln2_w, g.ln2_b, dbtc2_, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, BT, C));
     } else {
-      linear_backward(d_mlp_in, g.fc_w, g.fc_b, dfch_, a.ln1, w.fc_w, BT, C, 4 * C);
+      POTOP_PROFILED("fc", linear_backward(d_mlp_in, g.fc_w, g.fc_b, dfch_, a.ln1, w.fc_w, BT, C, 4 * C));
       // ln1 = LN(res2): dresidual_ becomes d res2
       zero(dresidual_, btc);
-      layernorm_backward(dresidual_, g.ln1_w, g.ln1_b, d_mlp_in, a.res2, w.ln1_w, a.ln1_mean, a.ln1_rstd, BT, C);
+      POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g.ln1_w, g.ln1_b, d_mlp_in, a.res2, w.ln1_w, a.ln1_mean, a.ln1_rstd, BT, C));
     }
     // res2 = x + dropout(atty·W + b): d x starts as d res2 (dresidual_)
     const float* dattproj = through_dropout(dbtc_, dresidual_, 2 + 3 * l);
-    zero(dbtc2_, btc);
-    linear_backward(dbtc2_, g.attproj_w, g.attproj_b, dattproj, a.atty, w.attproj_w, BT, C, C);
+    POTOP_PROFILED("attn proj", linear_backward(dbtc2_, g.attproj_w, g.attproj_b, dattproj, a.atty, w.attproj_w, BT, C, C, WeightLayout::kInOut, kSet));
     // atty = softmax(qkᵀ/√d)·v
-    zero(dqkv_, btc * 3);
-    attention_backward(dqkv_, dqkv_ + C, dqkv_ + 2 * C, dbtc2_, a.att, a.qkv, a.qkv + C, a.qkv + 2 * C, dims, causal,
-                       p, dropout_site_seed(dropout_seed_, 1 + 3 * l));
+    POTOP_PROFILED("attention", attention_backward(dqkv_, dqkv_ + C, dqkv_ + 2 * C, dbtc2_, a.att_stats, a.qkv, a.qkv + C, a.qkv + 2 * C,
+                                                   dims, causal, p, dropout_site_seed(dropout_seed_, 1 + 3 * l), kSet));
     // [q k v] = in·W + b
     if (pre) {
-      zero(dbtc_, btc);
-      linear_backward(dbtc_, g.qkv_w, g.qkv_b, dqkv_, a.ln1, w.qkv_w, BT, C, 3 * C);
+      POTOP_PROFILED("qkv", linear_backward(dbtc_, g.qkv_w, g.qkv_b, dqkv_, a.ln1, w.qkv_w, BT, C, 3 * C, WeightLayout::kInOut, kSet));
       // ln1 = LN(x)
-      layernorm_backward(dresidual_, g.ln1_w, g.ln1_b, dbtc_, x, w.ln1_w, a.ln1_mean, a.ln1_rstd, BT, C);
+      POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g.ln1_w, g.ln1_b, dbtc_, x, w.ln1_w, a.ln1_mean, a.ln1_rstd, BT, C));
     } else {
-      linear_backward(dresidual_, g.qkv_w, g.qkv_b, dqkv_, x, w.qkv_w, BT, C, 3 * C);
+      POTOP_PROFILED("qkv", linear_backward(dresidual_, g.qkv_w, g.qkv_b, dqkv_, x, w.qkv_w, BT, C, 3 * C));
     }
   }
   // x = dropout(wte[tok] + wpe[t])
   const float* dencoded = through_dropout(dbtc_, dresidual_, 0);
-  embedding_backward(g_.wte, g_.wpe, dencoded, tokens_, B, T, C);
+  POTOP_PROFILED("embedding", embedding_backward(g_.wte, g_.wpe, dencoded, tokens_, B, T, C));
 }
 
 }  // namespace potop

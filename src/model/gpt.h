@@ -40,22 +40,23 @@ GPTParams bind_gpt_params(const GPTConfig& config, const Layout& layout, const A
 // True for tensors AdamW decays (matrices and embeddings), false for biases and LayerNorm gains.
 bool is_decayed_parameter(const TensorSpec& spec);
 
-// What one block keeps from its forward pass for its backward pass.
+// What one block keeps from its forward pass for its backward pass. The projections' outputs
+// are not kept (they only feed a residual add, whose backward needs nothing), nor are the
+// attention probabilities (the backward pass recomputes them from att_stats).
 struct BlockActivations {
   float* ln1; float* ln1_mean; float* ln1_rstd;  // (B,T,C), (B,T), (B,T)
   float* qkv;                                    // (B,T,3C)
-  float* att;                                    // (B,H,T,T) softmax probabilities
+  float* att_stats;                              // (B,H,T,2) softmax statistics (attention.h)
   float* atty;                                   // (B,T,C) attention output, heads concatenated
-  float* attproj;                                // (B,T,C)
   float* res2;                                   // (B,T,C) x + attention
   float* ln2; float* ln2_mean; float* ln2_rstd;  // (B,T,C), (B,T), (B,T)
   float* fch; float* fch_act;                    // (B,T,4C) before and after the non-linearity
-  float* fcproj;                                 // (B,T,C)
   float* res3;                                   // (B,T,C) res2 + MLP (pre-LN block output)
 };
 
 // Keys and values of every layer for the positions generated so far (batch 1), so that each
-// new token costs one position's work: (n_layer, block_size, C) each.
+// new token costs one position's work: (n_layer, n_head, block_size, head_size) each, a head's
+// keys one after another so that attending reads them front to back.
 struct KVCache {
   explicit KVCache(const GPTConfig& config);
   std::vector<float> k, v;
@@ -91,13 +92,16 @@ class GPT {
   int last_rows() const { return B_ * T_; }         // B*T of the last forward
   const float* losses() const { return losses_; }  // (B,T) per-token losses of the last forward
   int counted_targets() const { return counted_; }
-  // Attention probabilities of layer l from the last forward: (B, H, T, Tk), Tk = keys seen.
-  const float* attention(int layer) const { return acts_.at(layer).att; }
+  // Attention probabilities of layer l in the last forward (one without a KV cache):
+  // (B, H, T, T). The forward pass does not keep them; each call recomputes them from the
+  // layer's saved q, k, v into a buffer that stays valid until the next call.
+  const float* attention(int layer);
 
   // Bytes per named buffer: parameters, gradients, activations for the reserved (B,T).
   std::vector<std::pair<std::string, size_t>> memory_plan() const;
-  // Sizes activation buffers for batches (B,T) attending over Tk keys; reallocates only when
-  // the capacity must grow, so a training loop allocates nothing after its first step.
+  // Sizes activation buffers for batches (B,T) attending over Tk keys (Tk only checked: no
+  // buffer grows with it); reallocates only when the capacity must grow, so a training loop
+  // allocates nothing after its first step.
   void reserve(int B, int T, int Tk);
   void reserve(int B, int T) { reserve(B, T, T); }
 
@@ -118,9 +122,11 @@ class GPT {
   Layout act_layout_;
   Arena act_arena_;
   int B_ = 0, T_ = 0;
-  int64_t capacity_rows_ = 0, capacity_att_ = 0;
+  int64_t capacity_rows_ = 0;
   float* encoded_ = nullptr;  // (B,T,C)
   std::vector<BlockActivations> acts_;
+  float* proj_ = nullptr;  // (B,T,C) the current projection's output, before its residual add
+  std::vector<float> attention_map_, attention_out_;  // for attention(): (B,H,T,T) and (B,T,C)
   float* lnf_ = nullptr; float* lnf_mean_ = nullptr; float* lnf_rstd_ = nullptr;
   float* logits_ = nullptr;  // (B,T,V)
   float* probs_ = nullptr;   // (B,T,V), reused as dlogits in backward
@@ -133,8 +139,7 @@ class GPT {
   float* dbtc_ = nullptr;       // (B,T,C)
   float* dbtc2_ = nullptr;      // (B,T,C)
   float* dqkv_ = nullptr;       // (B,T,3C)
-  float* dfch_ = nullptr;       // (B,T,4C)
-  float* dfch_act_ = nullptr;   // (B,T,4C)
+  float* dfch_ = nullptr;       // (B,T,4C) d of the activation's output, then of its input
   float* dlosses_ = nullptr;    // (B,T)
 
   const int* tokens_ = nullptr;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/hash.h"
 #include "tokenizer/utf8.h"
 
@@ -185,12 +186,7 @@ CharTokenizer CharTokenizer::load(const std::filesystem::path& path) {
 }
 
 void CharTokenizer::save(const std::filesystem::path& path) const {
-  const std::string name = path.string();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(name + ": cannot write (" + std::strerror(errno) + ")");
-  out << to_json().dump(1) << '\n';
-  out.close();
-  if (!out) throw Error(name + ": cannot write (" + std::strerror(errno) + ")");
+  write_file_atomic(path, to_json().dump(1) + "\n");  // errors name the path
 }
 
 }  // namespace potop

@@ -15,6 +15,7 @@ class AdamW {
   void step(GPT& model, float lr);
 
   long steps_taken() const { return t_; }
+  void set_steps_taken(long t) { t_ = t; }  // when the moments are restored from a checkpoint
   Arena& m() { return m_; }
   Arena& v() { return v_; }
   size_t bytes() const { return m_.bytes() + v_.bytes(); }

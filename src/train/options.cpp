@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -45,6 +46,10 @@ std::vector<OptionField> option_fields(TrainOptions& o) {
       {"log-interval", "steps between progress lines and metrics records", &o.log_interval},
       {"seed", "random seed (weights, batches, dropout)", &o.seed},
       {"threads", "threads to use (0 = all cores)", &o.threads},
+      {"profile", "print a per-kernel breakdown of the step time at the end", &o.profile},
+      {"keep", "also keep a resumable checkpoint every N steps, step-<N>.safetensors (0 = none)", &o.keep},
+      {"skip-nonfinite", "skip a step whose loss or gradient norm is NaN or infinite instead of stopping",
+       &o.skip_nonfinite},
   };
 }
 
@@ -59,11 +64,22 @@ GPTConfig TrainOptions::model_config(int vocab_size) const {
   return c;
 }
 
-void apply_config_file(TrainOptions& options, const std::string& path, const std::vector<std::string>& skip) {
+std::vector<std::string> apply_config_file(TrainOptions& options, const std::string& path,
+                                           const std::vector<std::string>& skip) {
   const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(path + ": expected a JSON object of training options");
+  return apply_options_json(options, j, path, skip);
+}
+
+std::vector<std::string> apply_options_json(TrainOptions& options, const nlohmann::json& j, const std::string& path,
+                                            const std::vector<std::string>& skip) {
+  if (!j.is_object()) throw Error(path + ": expected a JSON object of training options");
+  std::vector<std::string> applied;
   auto fields = option_fields(options);
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named references, not a structured binding: lambdas cannot capture those before clang 16.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     auto it = std::find_if(fields.begin(), fields.end(), [&](const OptionField& f) { return f.json_key() == key; });
     if (it == fields.end()) throw Error(path + ": unknown option '" + key + "'");
     if (std::find(skip.begin(), skip.end(), it->name) != skip.end()) continue;
@@ -74,13 +90,20 @@ void apply_config_file(TrainOptions& options, const std::string& path, const std
           bool ok;
           if constexpr (std::is_same_v<T, bool>) ok = value.is_boolean();
           else if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
-          else if constexpr (std::is_integral_v<T>) ok = value.is_number_integer() && (std::is_signed_v<T> || value >= 0);
-          else ok = value.is_number();
-          if (!ok) throw Error(where + " has the wrong type (got " + value.dump() + ")");
-          *target = value.get<T>();
+          else if constexpr (std::is_integral_v<T>) {
+            // In range of T: a value that does not fit must not wrap around.
+            ok = (value.is_number_unsigned() && value.template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())) ||
+                 (value.is_number_integer() && !value.is_number_unsigned() &&
+                  value.template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                  (std::is_unsigned_v<T> || value.template get<int64_t>() <= int64_t(std::numeric_limits<T>::max())));
+          } else ok = value.is_number();
+          if (!ok) throw Error(where + " has the wrong type or is out of range (got " + value.dump() + ")");
+          *target = value.template get<T>();
         },
         it->target);
+    applied.push_back(it->name);
   }
+  return applied;
 }
 
 nlohmann::json to_json(const TrainOptions& options) {
@@ -129,6 +152,7 @@ void validate(const TrainOptions& o) {
   const int max_threads = 4 * hardware_threads();
   require(o.threads >= 0 && o.threads <= max_threads, "threads",
           "must be between 0 (all cores) and " + std::to_string(max_threads) + " (got " + std::to_string(o.threads) + ")");
+  require(o.keep >= 0, "keep", "must be >= 0 (got " + std::to_string(o.keep) + "); 0 keeps only latest and best");
   (void)o.model_config(1);  // checks --norm, --activation, --positions
 }
 

@@ -34,6 +34,10 @@ struct TrainOptions {
   // run
   uint64_t seed = 1337;
   int threads = 0;  // 0 = all cores
+  bool profile = false;  // print a per-kernel breakdown of the step time at the end
+  // checkpoints and numerical guards
+  int keep = 0;                 // also keep a resumable step-<N>.safetensors every `keep` steps
+  bool skip_nonfinite = false;  // skip steps whose loss or gradient norm is not finite
 
   GPTConfig model_config(int vocab_size) const;  // throws potop::Error on a bad --norm etc.
 };
@@ -49,7 +53,12 @@ std::vector<OptionField> option_fields(TrainOptions& options);
 
 // Applies a JSON config file's keys to options, skipping keys in `skip` (flags given on the
 // command line, which win). Unknown keys and wrong types are errors naming the file and key.
-void apply_config_file(TrainOptions& options, const std::string& path, const std::vector<std::string>& skip);
+// Returns the names (kebab-case) of the options the file set.
+std::vector<std::string> apply_config_file(TrainOptions& options, const std::string& path,
+                                           const std::vector<std::string>& skip);
+// The same for a parsed JSON value; source names it in messages.
+std::vector<std::string> apply_options_json(TrainOptions& options, const nlohmann::json& j, const std::string& source,
+                                            const std::vector<std::string>& skip = {});
 nlohmann::json to_json(const TrainOptions& options);
 
 // Impossible values are a potop::Error naming the flag: sizes and steps must be positive,

@@ -129,5 +129,23 @@ TEST(ActivationTest, LargeInputsRunInParallel) {
   EXPECT_TRUE(testing::bitwise_equal(run(1), run(2)));
 }
 
+TEST(ActivationTest, BackwardOverwriteInPlace) {
+  // GradStore::kOverwrite: dinp = dout ⊙ f'(x) whatever dinp held, and dinp may be dout itself
+  // (the model turns d(act) into d(fch) in one buffer). The values of accumulating onto zeros, up
+  // to the rounding of a multiply-add that accumulating fuses.
+  const size_t n = 1037;
+  const auto x = random_vector(n, 9, 4.0f), dout = random_vector(n, 10);
+  for (bool gelu : {true, false}) {
+    SCOPED_TRACE(gelu ? "gelu" : "relu");
+    auto backward = gelu ? gelu_backward : relu_backward;
+    std::vector<float> ref(n, 0.0f), set(n, std::nanf("")), inplace = dout;
+    backward(ref.data(), dout.data(), x.data(), n, GradStore::kAccumulate);
+    backward(set.data(), dout.data(), x.data(), n, GradStore::kOverwrite);
+    backward(inplace.data(), inplace.data(), x.data(), n, GradStore::kOverwrite);
+    for (size_t i = 0; i < n; ++i) ASSERT_NEAR(set[i], ref[i], 1e-6 * std::fabs(ref[i]) + 1e-30) << "element " << i;
+    EXPECT_TRUE(testing::bitwise_equal(inplace, set));
+  }
+}
+
 }  // namespace
 }  // namespace potop

@@ -163,7 +163,7 @@ Reference reference_forward(const Problem& pr) {
 }
 
 struct Outputs {
-  std::vector<float> out, att, grads;  // grads: same layout as Problem::data
+  std::vector<float> out, stats, att, grads;  // grads: same layout as Problem::data
 };
 
 // Runs the kernels. out and att start as NaN, so every element must be written; each buffer
@@ -174,13 +174,16 @@ Outputs run_kernels(const Problem& pr, const std::vector<float>* dout = nullptr,
   const float nan = std::numeric_limits<float>::quiet_NaN();
   o.out.assign(pr.out_size() + kGuard, nan);
   o.att.assign(pr.att_size() + kGuard, nan);
+  o.stats.assign(attention_stats_size(pr.dims) + kGuard, nan);
   std::fill(o.out.end() - kGuard, o.out.end(), kSentinel);
   std::fill(o.att.end() - kGuard, o.att.end(), kSentinel);
-  attention_forward(o.out.data(), o.att.data(), pr.q(), pr.k(), pr.v(), pr.dims, pr.mask(), pr.p, pr.seed);
+  std::fill(o.stats.end() - kGuard, o.stats.end(), kSentinel);
+  attention_forward(o.out.data(), o.stats.data(), o.att.data(), pr.q(), pr.k(), pr.v(), pr.dims, pr.mask(), pr.p,
+                    pr.seed);
   if (dout) {
     o.grads = *grads_init;
     float* g = o.grads.data();
-    attention_backward(g + pr.q_off, g + pr.k_off, g + pr.v_off, dout->data(), o.att.data(), pr.q(), pr.k(),
+    attention_backward(g + pr.q_off, g + pr.k_off, g + pr.v_off, dout->data(), o.stats.data(), pr.q(), pr.k(),
                        pr.v(), pr.dims, pr.mask(), pr.p, pr.seed);
   }
   return o;
@@ -198,6 +201,7 @@ void check_forward(const Problem& pr) {
   const Outputs o = run_kernels(pr);
   expect_guards_intact(o.out, "out");
   expect_guards_intact(o.att, "att");
+  expect_guards_intact(o.stats, "stats");
   for (size_t i = 0; i < pr.out_size(); ++i) ASSERT_FALSE(std::isnan(o.out[i])) << "out[" << i << "]";
   for (size_t i = 0; i < pr.att_size(); ++i) {
     ASSERT_FALSE(std::isnan(o.att[i])) << "att[" << i << "]";
@@ -377,6 +381,81 @@ TEST(AttentionBackward, FusedQkvLeavesOtherSlicesAlone) {
   Problem pr = make_problem(2, 6, 6, 2, 4, MaskKind::kCausal, true);
   pr.lengths = {4, 0};
   check_backward(pr);
+}
+
+TEST(AttentionForward, ProbabilitiesAreOptional) {
+  // Training passes att = null: out and stats are the same, and so is the backward built on them.
+  for (const Problem& pr : {make_problem(2, 33, 33, 2, 16, MaskKind::kCausal, true),
+                            make_problem(2, 3, 9, 2, 6, MaskKind::kCausal, false)}) {
+    SCOPED_TRACE(pr.describe());
+    const Outputs with = run_kernels(pr);
+    std::vector<float> out(pr.out_size()), stats(attention_stats_size(pr.dims));
+    attention_forward(out.data(), stats.data(), nullptr, pr.q(), pr.k(), pr.v(), pr.dims, pr.mask());
+    EXPECT_EQ(std::memcmp(out.data(), with.out.data(), out.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(stats.data(), with.stats.data(), stats.size() * sizeof(float)), 0);
+  }
+}
+
+TEST(AttentionForward, HeadMajorKeysAndValues) {
+  // A KV cache keeps each head's keys together: (H, Tmax, D) with head stride Tmax·D and row
+  // stride D. Same results as the same keys and values side by side in rows, forward and backward.
+  const int B = 1, H = 3, D = 5, Tmax = 12;
+  for (int Tq : {1, 4, 9}) {
+    const int Tk = 9;
+    Problem pr = make_problem(B, Tq, Tk, H, D, MaskKind::kCausal, false);
+    SCOPED_TRACE(pr.describe());
+    std::vector<float> kh(size_t(H) * Tmax * D, kSentinel), vh(kh.size(), kSentinel);
+    for (int t = 0; t < Tk; ++t)
+      for (int h = 0; h < H; ++h)
+        for (int d = 0; d < D; ++d) {
+          kh[(size_t(h) * Tmax + t) * D + d] = pr.k()[size_t(t) * pr.dims.k_stride + h * D + d];
+          vh[(size_t(h) * Tmax + t) * D + d] = pr.v()[size_t(t) * pr.dims.v_stride + h * D + d];
+        }
+    AttentionDims dims = pr.dims;
+    dims.k_stride = dims.v_stride = D, dims.k_head_stride = dims.v_head_stride = Tmax * D;
+    const std::vector<float> w = random_vector(pr.out_size(), 3);
+    const std::vector<float> zeros(pr.data.size(), 0.0f);
+    const Outputs ref = run_kernels(pr, &w, &zeros);
+    std::vector<float> out(pr.out_size()), stats(attention_stats_size(dims)), att(pr.att_size());
+    attention_forward(out.data(), stats.data(), att.data(), pr.q(), kh.data(), vh.data(), dims, pr.mask());
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref.out[i], 1e-6) << "out[" << i << "]";
+    for (size_t i = 0; i < att.size(); ++i) EXPECT_NEAR(att[i], ref.att[i], 1e-7) << "att[" << i << "]";
+    std::vector<float> dq(pr.data.size(), 0.0f), dkh(kh.size(), 0.0f), dvh(vh.size(), 0.0f);
+    attention_backward(dq.data() + pr.q_off, dkh.data(), dvh.data(), w.data(), stats.data(), pr.q(), kh.data(),
+                       vh.data(), dims, pr.mask());
+    for (int t = 0; t < Tk; ++t)
+      for (int h = 0; h < H; ++h)
+        for (int d = 0; d < D; ++d) {
+          EXPECT_NEAR(dkh[(size_t(h) * Tmax + t) * D + d], ref.grads[pr.k_off + size_t(t) * pr.dims.k_stride + h * D + d],
+                      1e-6);
+          EXPECT_NEAR(dvh[(size_t(h) * Tmax + t) * D + d], ref.grads[pr.v_off + size_t(t) * pr.dims.v_stride + h * D + d],
+                      1e-6);
+        }
+    for (int i = 0; i < Tq * pr.dims.q_stride; ++i) EXPECT_NEAR(dq[pr.q_off + i], ref.grads[pr.q_off + i], 1e-6);
+  }
+}
+
+TEST(AttentionBackward, OverwriteIgnoresWhatTheGradientsHeld) {
+  // GradStore::kOverwrite: dq, dk, dv get exactly what accumulating onto zeros gives, whatever
+  // they held (NaN here), and nothing outside their H*D columns changes.
+  for (Problem pr : {make_problem(2, 9, 9, 2, 8, MaskKind::kCausal, true),
+                     make_problem(2, 70, 70, 1, 8, MaskKind::kCausal, true),
+                     make_problem(2, 3, 8, 2, 6, MaskKind::kCausal, false)}) {
+    if (pr.dims.Tq == 3) pr.lengths = {5, 2};  // keys that no query sees get zeros too
+    SCOPED_TRACE(pr.describe());
+    const std::vector<float> w = random_vector(pr.out_size(), 17);
+    std::vector<float> zeros(pr.data.size(), 0.0f);
+    const Outputs ref = run_kernels(pr, &w, &zeros);
+    std::vector<float> grads(pr.data.size());
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] = pr.is_input[i] ? std::nanf("") : kSentinel;
+    float* g = grads.data();
+    attention_backward(g + pr.q_off, g + pr.k_off, g + pr.v_off, w.data(), ref.stats.data(), pr.q(), pr.k(), pr.v(),
+                       pr.dims, pr.mask(), pr.p, pr.seed, GradStore::kOverwrite);
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const float expected = pr.is_input[i] ? ref.grads[i] : kSentinel;
+      ASSERT_EQ(std::memcmp(&grads[i], &expected, sizeof(float)), 0) << "element " << i;
+    }
+  }
 }
 
 TEST(AttentionBackward, Accumulates) {

@@ -104,5 +104,33 @@ TEST(LayerNormTest, BackwardIsTheSameForAnyThreadCount) {
   EXPECT_TRUE(testing::bitwise_equal(two, run(1)));
 }
 
+TEST(LayerNormTest, ResidualLayerNormIsAddThenLayerNorm) {
+  // The fused kernel gives exactly what the add followed by layernorm_forward gives, also in place.
+  for (const Case& k : kCases) {
+    for (bool use_bias : {true, false}) {
+      SCOPED_TRACE(describe(k) + (use_bias ? " bias" : " no bias"));
+      const size_t n = static_cast<size_t>(k.N) * k.C;
+      const auto a = random_vector(n, 11, 2.0f), b = random_vector(n, 12), w = random_vector(k.C, 13),
+                 bias = random_vector(k.C, 14);
+      const float* bp = use_bias ? bias.data() : nullptr;
+      std::vector<float> sum(n), out(n), mean(k.N), rstd(k.N);
+      for (size_t i = 0; i < n; ++i) sum[i] = a[i] + b[i];
+      layernorm_forward(out.data(), mean.data(), rstd.data(), sum.data(), w.data(), bp, k.N, k.C);
+      std::vector<float> res(n), fused(n), fmean(k.N), frstd(k.N);
+      residual_layernorm_forward(res.data(), fused.data(), fmean.data(), frstd.data(), a.data(), b.data(), w.data(), bp,
+                                 k.N, k.C);
+      EXPECT_TRUE(testing::bitwise_equal(res, sum));
+      EXPECT_TRUE(testing::bitwise_equal(fused, out));
+      EXPECT_TRUE(testing::bitwise_equal(fmean, mean));
+      EXPECT_TRUE(testing::bitwise_equal(frstd, rstd));
+      std::vector<float> inplace = a;  // res aliasing a
+      residual_layernorm_forward(inplace.data(), fused.data(), fmean.data(), frstd.data(), inplace.data(), b.data(),
+                                 w.data(), bp, k.N, k.C);
+      EXPECT_TRUE(testing::bitwise_equal(inplace, sum));
+      EXPECT_TRUE(testing::bitwise_equal(fused, out));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace potop

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,27 @@ TEST(LinearTest, BackwardWithoutOptionalGradients) {
     linear_backward(dinp.data(), dw_all.data(), db.data(), dout.data(), inp.data(), w.data(), N, C, OC, layout);
     linear_backward(nullptr, dw_only.data(), nullptr, dout.data(), inp.data(), w.data(), N, C, OC, layout);
     EXPECT_EQ(dw_all, dw_only);
+  }
+}
+
+TEST(LinearTest, BackwardOverwriteIgnoresWhatDinpHeld) {
+  // GradStore::kOverwrite writes dout · Wᵀ over garbage (NaN included), the same values as
+  // accumulating onto zeros; the weight and bias gradients still accumulate.
+  for (WeightLayout layout : kLayouts) {
+    for (const Case& k : kCases) {
+      SCOPED_TRACE(describe(k, layout, true));
+      auto inp = random_vector(size_t(k.N) * k.C, 41), w = random_vector(size_t(k.C) * k.OC, 42);
+      auto dout = random_vector(size_t(k.N) * k.OC, 43);
+      std::vector<float> dinp_add(size_t(k.N) * k.C, 0.0f), dinp_set(dinp_add.size(), std::nanf(""));
+      std::vector<float> dw_add(w.size(), 1.0f), dw_set(w.size(), 1.0f), db_add(k.OC, 2.0f), db_set(k.OC, 2.0f);
+      linear_backward(dinp_add.data(), dw_add.data(), db_add.data(), dout.data(), inp.data(), w.data(), k.N, k.C, k.OC,
+                      layout);
+      linear_backward(dinp_set.data(), dw_set.data(), db_set.data(), dout.data(), inp.data(), w.data(), k.N, k.C, k.OC,
+                      layout, GradStore::kOverwrite);
+      EXPECT_TRUE(testing::bitwise_equal(dinp_add, dinp_set));
+      EXPECT_TRUE(testing::bitwise_equal(dw_add, dw_set));
+      EXPECT_TRUE(testing::bitwise_equal(db_add, db_set));
+    }
   }
 }
 

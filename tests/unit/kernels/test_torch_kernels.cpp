@@ -217,22 +217,24 @@ void attention_case(Cases& k, const std::string& c, int B, int Tq, int Tk, int H
   auto& dout = k.in(c, "dout", {B, Tq, C});
   auto& out = k.out(c, "out", {B, Tq, C});
   auto& att = k.out(c, "att", {B, H, Tq, Tk});
+  std::vector<float> stats(static_cast<size_t>(2) * B * H * Tq);
   if (fused) {
     EXPECT_EQ(Tq, Tk);
     auto& qkv = k.in(c, "qkv", {B, Tq, 3 * C});
     auto& dqkv = k.out(c, "dqkv", {B, Tq, 3 * C});
     const AttentionDims dims{B, Tq, Tk, H, D, 3 * C, 3 * C, 3 * C};
-    attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, dims, mask);
-    attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, dout.data(), att.data(), qkv.data(),
+    attention_forward(out.data(), stats.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, dims,
+                      mask);
+    attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, dout.data(), stats.data(), qkv.data(),
                        qkv.data() + C, qkv.data() + 2 * C, dims, mask);
   } else {
     auto& q = k.in(c, "q", {B, Tq, C});
     auto& kk = k.in(c, "k", {B, Tk, C});
     auto& v = k.in(c, "v", {B, Tk, C});
     const AttentionDims dims{B, Tq, Tk, H, D, C, C, C};
-    attention_forward(out.data(), att.data(), q.data(), kk.data(), v.data(), dims, mask);
+    attention_forward(out.data(), stats.data(), att.data(), q.data(), kk.data(), v.data(), dims, mask);
     attention_backward(k.out(c, "dq", {B, Tq, C}).data(), k.out(c, "dk", {B, Tk, C}).data(),
-                       k.out(c, "dv", {B, Tk, C}).data(), dout.data(), att.data(), q.data(), kk.data(), v.data(),
+                       k.out(c, "dv", {B, Tk, C}).data(), dout.data(), stats.data(), q.data(), kk.data(), v.data(),
                        dims, mask);
   }
 }

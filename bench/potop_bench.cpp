@@ -1,0 +1,225 @@
+// potop's side of the benchmark (bench/run.py drives it; see docs/performance.md). One
+// measurement per process, so the peak RSS it reports is that measurement's own:
+//
+//   potop_bench train    --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2
+//   potop_bench generate --n-layer 6 --n-head 6 --n-embd 384 --block 512 --new-tokens 500 [--no-kv-cache]
+//   potop_bench peak     --threads 2      (the FMA peak of this CPU: fma_peak.cpp)
+//
+// train --profile also prints the per-kernel time table (core/profile.h) on stderr.
+//
+// Each prints one JSON object on stdout. Training steps are the trainer's: zero_grad, forward,
+// backward, clip the gradient norm to 1, AdamW. Tokens come from --tokens (an int32 file that
+// run.py writes from the corpus) or are uniform random ids.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/profile.h"
+#include "core/rng.h"
+#include "core/threads.h"
+#include "generate/generator.h"
+#include "kernels/gemm.h"
+#include "kernels/optimizer.h"
+#include "model/gpt.h"
+#include "train/adamw.h"
+
+namespace potop::bench {
+
+double fma_peak_gflops(int threads, double seconds);  // fma_peak.cpp
+
+namespace {
+
+struct Args {
+  std::string mode;
+  int n_layer = 4, n_head = 4, n_embd = 128, block = 64, batch = 12, vocab = 96;
+  int threads = 1, steps = 10, warmup = 3, new_tokens = 500;
+  bool kv_cache = true, profile = false;
+  double seconds = 1.0;
+  std::string tokens;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: potop_bench train|generate|peak [--flag value]...\n");
+    std::exit(2);
+  }
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string f = argv[i];
+    if (f == "--no-kv-cache" || f == "--profile") {
+      (f == "--profile" ? a.profile : a.kv_cache) = f == "--profile";
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "potop_bench: %s needs a value\n", f.c_str());
+      std::exit(2);
+    }
+    const char* v = argv[++i];
+    if (f == "--n-layer") a.n_layer = std::atoi(v);
+    else if (f == "--n-head") a.n_head = std::atoi(v);
+    else if (f == "--n-embd") a.n_embd = std::atoi(v);
+    else if (f == "--block") a.block = std::atoi(v);
+    else if (f == "--batch") a.batch = std::atoi(v);
+    else if (f == "--vocab") a.vocab = std::atoi(v);
+    else if (f == "--threads") a.threads = std::atoi(v);
+    else if (f == "--steps") a.steps = std::atoi(v);
+    else if (f == "--warmup") a.warmup = std::atoi(v);
+    else if (f == "--new-tokens") a.new_tokens = std::atoi(v);
+    else if (f == "--seconds") a.seconds = std::atof(v);
+    else if (f == "--tokens") a.tokens = v;
+    else {
+      std::fprintf(stderr, "potop_bench: unknown flag %s\n", f.c_str());
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+// The token stream: the int32 file, or random ids below vocab.
+std::vector<int> load_tokens(const Args& a, int& vocab) {
+  std::vector<int> tokens;
+  if (!a.tokens.empty()) {
+    std::ifstream f(a.tokens, std::ios::binary);
+    f.seekg(0, std::ios::end);
+    tokens.resize(static_cast<size_t>(f.tellg()) / sizeof(int));
+    f.seekg(0);
+    f.read(reinterpret_cast<char*>(tokens.data()), static_cast<std::streamsize>(tokens.size() * sizeof(int)));
+    vocab = *std::max_element(tokens.begin(), tokens.end()) + 1;
+  } else {
+    Rng rng(7);
+    tokens.resize(1 << 20);
+    for (int& t : tokens) t = static_cast<int>(rng.below(vocab));
+  }
+  return tokens;
+}
+
+GPTConfig model_config(const Args& a, int vocab) {
+  GPTConfig c;
+  c.vocab_size = vocab;
+  c.block_size = a.block, c.n_layer = a.n_layer, c.n_head = a.n_head, c.n_embd = a.n_embd;
+  return c;
+}
+
+// Model FLOPs per trained token: 6 N (forward 2 N, backward 4 N; N counts the tied LM head
+// but not the position table, which is a lookup) + 12 L T C for attention (the full square,
+// the usual convention, though causal attention needs only half of it).
+double flops_per_token(const GPT& model) {
+  const GPTConfig& c = model.config();
+  const double n = static_cast<double>(model.num_parameters()) - double(c.block_size) * c.n_embd;
+  return 6.0 * n + 12.0 * c.n_layer * c.block_size * c.n_embd;
+}
+
+void print_common(const Args& a, const GPT& model) {
+  std::printf("\"impl\": \"potop\", \"gemm\": \"%s\", \"threads\": %d, \"params\": %zu, ", blas_name(), a.threads,
+              model.num_parameters());
+}
+
+int train(const Args& a) {
+  int vocab = a.vocab;
+  const std::vector<int> tokens = load_tokens(a, vocab);
+  GPT model(model_config(a, vocab));
+  model.init_weights(1337);
+  const int B = a.batch, T = a.block;
+  model.reserve(B, T);
+  model.grads();
+  AdamW optimizer(model.layout(), {});
+  Rng rng(42);
+  std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
+  std::vector<double> times;
+  float loss = 0;
+  for (int step = 0; step < a.warmup + a.steps; ++step) {
+    for (int b = 0; b < B; ++b) {  // random windows, as BatchSampler
+      const size_t s = rng.below(tokens.size() - T - 1);
+      std::copy_n(tokens.begin() + s, T, x.begin() + size_t(b) * T);
+      std::copy_n(tokens.begin() + s + 1, T, y.begin() + size_t(b) * T);
+    }
+    profile::enable(a.profile && step >= a.warmup);
+    const double t0 = now();
+    {
+      const profile::Scope scope("step");
+      model.zero_grad();
+      loss = model.forward(x.data(), y.data(), B, T, /*training=*/true, step);
+      model.backward();
+      clip_grad_norm(model.grads().data(), model.grads().floats(), 1.0);
+      optimizer.step(model, 1e-3f);
+    }
+    if (step >= a.warmup) times.push_back(now() - t0);
+  }
+  if (a.profile) profile::print(stderr);
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  std::printf("{");
+  print_common(a, model);
+  std::printf("\"ms_per_step\": %.3f, \"min_ms_per_step\": %.3f, \"tokens_per_s\": %.1f, \"flops_per_token\": %.6g, "
+              "\"loss\": %.4f, \"peak_rss_mib\": %.1f}\n",
+              median * 1e3, times.front() * 1e3, B * T / median, flops_per_token(model), loss, peak_rss_mib());
+  return 0;
+}
+
+int generate(const Args& a) {
+  int vocab = a.vocab;
+  const std::vector<int> tokens = load_tokens(a, vocab);
+  GPT model(model_config(a, vocab));
+  model.init_weights(1337);
+  const std::vector<int> prompt(tokens.begin(), tokens.begin() + 1);
+  SamplingOptions sampling;
+  sampling.temperature = 1.0f;
+  const int n = std::min(a.new_tokens, a.block - 1);  // never past block: no cache rebuild
+  // One short warm-up run, then the timed one.
+  double t0 = 0, t1 = 0;
+  for (int run = 0; run < 2; ++run) {
+    const int count = run == 0 ? 8 : n;
+    t0 = now();
+    if (a.kv_cache) {
+      generate(model, prompt, count, sampling, 99);
+    } else {  // every new token re-reads the whole context
+      Sampler sampler(sampling, 99);
+      std::vector<int> context = prompt;
+      for (int i = 0; i < count; ++i) {
+        const int T = static_cast<int>(context.size());
+        model.forward(context.data(), nullptr, 1, T);
+        context.push_back(sampler.sample(model.logits() + size_t(T - 1) * vocab, vocab));
+      }
+    }
+    t1 = now();
+  }
+  std::printf("{");
+  print_common(a, model);
+  std::printf("\"kv_cache\": %s, \"new_tokens\": %d, \"seconds\": %.4f, \"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f}\n",
+              a.kv_cache ? "true" : "false", n, t1 - t0, n / (t1 - t0), peak_rss_mib());
+  return 0;
+}
+
+}  // namespace
+}  // namespace potop::bench
+
+int main(int argc, char** argv) {
+  using namespace potop::bench;
+  const Args a = parse(argc, argv);
+  potop::set_threads(a.threads);
+  if (a.mode == "train") return train(a);
+  if (a.mode == "generate") return generate(a);
+  if (a.mode == "peak") {
+    std::printf("{\"impl\": \"fma-peak\", \"threads\": %d, \"gflops\": %.2f}\n", a.threads,
+                fma_peak_gflops(a.threads, a.seconds));
+    return 0;
+  }
+  std::fprintf(stderr, "potop_bench: unknown mode %s\n", a.mode.c_str());
+  return 2;
+}

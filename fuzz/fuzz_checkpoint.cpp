@@ -1,0 +1,47 @@
+// libFuzzer target: the checkpoint loader. Any bytes given as a .safetensors file must either
+// load or be refused with a potop::Error: never a crash, a hang, an out-of-bounds read or an
+// exception of another type. Covers the container (header JSON, offsets, checksum), the
+// training-state metadata, resume option merging, and loading tensors into a model whose
+// config comes from the file (when it is small enough to build).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkpoint/model_dir.h"
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "model/gpt.h"
+#include "train/train_state.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace potop;
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    const SafetensorsFile file = SafetensorsFile::from_bytes(std::move(bytes), "fuzz.safetensors");
+    for (const std::string& name : file.names()) (void)file.bytes(name);
+    GPTConfig config;
+    if (auto text = file.metadata_value("potop.config")) {
+      const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) return 0;
+      update_from_json(config, j, "fuzz: potop.config");
+      config.validate("fuzz");
+    } else {
+      return 0;
+    }
+    if (gpt_parameter_layout(config).total_floats() > (1u << 20)) return 0;
+    GPT model(config);
+    try {
+      load_weights(file, model);
+    } catch (const Error&) {
+    }
+    const TrainState state = read_train_state(file);
+    std::vector<std::string> notes;
+    (void)resume_options(state, TrainOptions{}, {"steps", "lr"}, "fuzz-dir", false, notes);
+    Arena m(model.layout()), v(model.layout());
+    load_train_state_tensors(file, model, m, v);
+  } catch (const Error&) {
+    // Refusing bad input with a message is the expected outcome.
+  }
+  return 0;
+}

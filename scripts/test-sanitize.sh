@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds potop with AddressSanitizer + UndefinedBehaviorSanitizer (the `sanitize` preset) and runs
+# the unit and CLI tests under it: `bash scripts/test-sanitize.sh`. Any sanitizer report fails
+# the test that triggered it. Extra arguments go to ctest (e.g. -LE slow to skip the long ones).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+build=${POTOP_SANITIZE_BUILD:-build/sanitize}
+# -march=native like the release preset, so the sanitizers check the code paths CI and users run.
+cmake --preset sanitize -B "$build" -DPOTOP_NATIVE="${POTOP_NATIVE:-ON}" >/dev/null
+cmake --build "$build" -j "${POTOP_JOBS:-2}"
+# halt_on_error: the first report ends the process with a failure; the CLI tests also look for
+# "Sanitizer" and "runtime error:" in stderr.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" -j "${POTOP_JOBS:-2}" --output-on-failure "$@"

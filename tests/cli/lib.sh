@@ -1,0 +1,98 @@
+# Shared helpers for the CLI tests. Source it after setting POTOP to the binary under test.
+# Every test runs in its own temporary directory, removed on exit, and fails with a message
+# that says what was expected and what happened.
+set -euo pipefail
+
+[ -x "${POTOP:-}" ] || { echo "usage: $0 <path to the potop binary> [args]" >&2; exit 2; }
+POTOP=$(cd "$(dirname "$POTOP")" && pwd)/$(basename "$POTOP")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/potop-cli.XXXXXX")
+chmod 755 "$WORK"  # readable by the unprivileged user of as_unprivileged
+cleanup() {
+  local pids
+  pids=$(jobs -p) && [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+  chmod -R u+w "$WORK" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK"
+
+FAILURES=0
+fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
+ok() { echo "ok   $*"; }
+finish() {
+  if [ "$FAILURES" -gt 0 ]; then echo "$FAILURES check(s) failed" >&2; exit 1; fi
+  echo "all checks passed"
+}
+
+# A text of about n bytes from a fixed vocabulary (Polish letters included), deterministic.
+make_corpus() {  # make_corpus <file> <words>
+  local words=(kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo ojczyzno moja ty jesteś
+               jak zdrowie ile cię trzeba cenić ten tylko się dowie kto cię stracił)
+  local n=$2 i out="" seed=7
+  for ((i = 0; i < n; i++)); do
+    seed=$(((seed * 1103515245 + 12345) % 2147483648))
+    out+="${words[$((seed % ${#words[@]}))]}"
+    if ((i % 13 == 12)); then out+=$'.\n'; else out+=" "; fi
+  done
+  printf '%s' "$out" >"$1"
+}
+
+# Options of a small, fast model; single-threaded so runs are bit-identical and CPU-cheap.
+TINY=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 1
+      --threads 1 --dropout 0.1)
+
+# The metrics records without their timings, one per line, for comparing runs.
+losses() {  # losses <model dir>
+  sed -e 's/,"elapsed_s":[^,}]*//' -e 's/"elapsed_s":[^,}]*,//' -e 's/,"tokens_per_s":[^,}]*//' \
+      -e 's/"tokens_per_s":[^,}]*,//' "$1/metrics.jsonl"
+}
+
+# How many training steps a run has logged so far (0 before its metrics exist).
+count_records() {  # count_records <model dir>
+  local n
+  n=$(grep -c '"kind":"train"' "$1/metrics.jsonl" 2>/dev/null) || true
+  echo "${n:-0}"
+}
+
+# Runs a command as an unprivileged user when we are root (permissions do not bind root), so
+# read-only and unreadable files behave as they would for a user. Returns 77 when impossible.
+as_unprivileged() {
+  if [ "$(id -u)" -ne 0 ]; then "$@"; return; fi
+  command -v setpriv >/dev/null || return 77
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# expect_error <name> <exit code> <strict|log> <needle>... -- <potop args>...
+# Runs potop and checks: the exit code (1 for bad input, 2 for a bad command line), never a
+# signal or a sanitizer report; exactly one "potop: error:" line, as the last line of stderr,
+# containing every needle; with "strict", nothing else on stderr.
+MESSAGES=${MESSAGES:-}
+expect_error() {
+  local name=$1 want=$2 mode=$3 needles=()
+  shift 3
+  while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+  shift
+  local rc=0
+  ${RUNNER:-} "$POTOP" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null || rc=$?
+  if [ "$rc" = 77 ] && [ -n "${RUNNER:-}" ] && [ ! -s "$WORK/stderr" ]; then echo "skip $name (cannot drop privileges)"; return; fi
+  local err errors last
+  err=$(cat "$WORK/stderr")
+  errors=$(grep -c '^potop: error: ' "$WORK/stderr" || true)
+  last=$(tail -n 1 "$WORK/stderr")
+  if [ "$rc" != "$want" ]; then fail "$name: exit code $rc, expected $want; stderr: $err"; return; fi
+  if grep -qE 'internal error|Aborted|core dumped|Sanitizer|runtime error:|terminate called' "$WORK/stderr"; then
+    fail "$name: crashed or a sanitizer reported: $err"; return
+  fi
+  if [ "$errors" != 1 ] || [[ "$last" != "potop: error: "* ]]; then
+    fail "$name: expected one 'potop: error:' line at the end of stderr, got: $err"; return
+  fi
+  if [ "$mode" = strict ] && [ "$(wc -l <"$WORK/stderr")" != 1 ]; then
+    fail "$name: expected stderr to be the error line only, got: $err"; return
+  fi
+  local n
+  for n in "${needles[@]}"; do
+    if [[ "$last" != *"$n"* ]]; then fail "$name: message does not name '$n': $last"; return; fi
+  done
+  ok "$name: $last"
+  if [ -n "$MESSAGES" ]; then printf '%s\t%s\n' "$name" "${last#potop: error: }" >>"$MESSAGES"; fi
+}
