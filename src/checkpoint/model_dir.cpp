@@ -28,7 +28,8 @@ nlohmann::json parse_json_file(const fs::path& path) {
 void save_model_files(const fs::path& dir, const GPTConfig& config, const CharTokenizer& tokenizer,
                       const nlohmann::json& training) {
   nlohmann::json j = {{"model", to_json(config)}, {"training", training}};
-  write_file_atomic(dir / "config.json", j.dump(2) + "\n");
+  // replace: a data path that is not valid UTF-8 must not make config.json unwritable
+  write_file_atomic(dir / "config.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   tokenizer.save(dir / "vocab.json");
 }
 

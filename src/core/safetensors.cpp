@@ -250,7 +250,7 @@ void SafetensorsFile::parse() {
   try {
     const char* begin = bytes_.data() + 8;
     header = Json::parse(begin, begin + n, note_keys);
-  } catch (const Json::parse_error& ex) {
+  } catch (const Json::exception& ex) {  // parse_error, or out_of_range for a number like 1e999999
     std::string why = ex.what();
     if (auto pos = why.find("] "); pos != std::string::npos) why = why.substr(pos + 2);
     fail("header is not valid JSON (" + why + ")");

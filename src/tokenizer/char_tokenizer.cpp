@@ -179,7 +179,7 @@ CharTokenizer CharTokenizer::load(const std::filesystem::path& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999999
     throw Error(name + ": not valid JSON (" + e.what() + ")");
   }
   return from_json(j, name);

@@ -125,7 +125,8 @@ void save_train_state(const fs::path& path, const GPT& model, const Arena& m, co
       {"potop.vocab_hash", hash_hex(state.vocab_hash)},
       {"potop.threads", std::to_string(state.threads)},
       {"potop.elapsed_s", format_double(state.elapsed_s)},
-      {"potop.options", state.options.dump()},
+      // replace: a data path that is not valid UTF-8 must not make the checkpoint unwritable
+      {"potop.options", state.options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)},
       {"potop.config", state.config.dump()},
   };
   write_safetensors(path, entries, meta);
@@ -189,7 +190,8 @@ TrainOptions resume_options(const TrainState& state, const TrainOptions& request
     std::string key = name;
     std::replace(key.begin(), key.end(), '-', '_');
     if (before.value(key, nlohmann::json()) == after.value(key, nlohmann::json())) return false;
-    list = "--" + name + " " + after[key].dump() + " (the run used " + before[key].dump() + ")";
+    auto text = [](const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+    list = "--" + name + " " + text(after[key]) + " (the run used " + text(before[key]) + ")";
     return true;
   };
   std::string refused, item;
