@@ -91,6 +91,14 @@ double peak_rss_mib() {
   return u.ru_maxrss / 1024.0;  // KiB on Linux
 }
 
+// Page faults so far: a step that maps fresh memory (a large allocation freed and made again)
+// faults every time, so faults per timed step count the allocations that steady state should not have.
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
 // The token stream: the int32 file, or random ids below vocab.
 std::vector<int> load_tokens(const Args& a, int& vocab) {
   std::vector<int> tokens;
@@ -143,7 +151,9 @@ int train(const Args& a) {
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
   std::vector<double> times;
   float loss = 0;
+  long faults = 0;
   for (int step = 0; step < a.warmup + a.steps; ++step) {
+    if (step == a.warmup) faults = minor_faults();
     for (int b = 0; b < B; ++b) {  // random windows, as BatchSampler
       const size_t s = rng.below(tokens.size() - T - 1);
       std::copy_n(tokens.begin() + s, T, x.begin() + size_t(b) * T);
@@ -161,14 +171,16 @@ int train(const Args& a) {
     }
     if (step >= a.warmup) times.push_back(now() - t0);
   }
+  faults = minor_faults() - faults;
   if (a.profile) profile::print(stderr);
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   std::printf("{");
   print_common(a, model);
   std::printf("\"ms_per_step\": %.3f, \"min_ms_per_step\": %.3f, \"tokens_per_s\": %.1f, \"flops_per_token\": %.6g, "
-              "\"loss\": %.4f, \"peak_rss_mib\": %.1f}\n",
-              median * 1e3, times.front() * 1e3, B * T / median, flops_per_token(model), loss, peak_rss_mib());
+              "\"loss\": %.4f, \"peak_rss_mib\": %.1f, \"page_faults_per_step\": %.1f}\n",
+              median * 1e3, times.front() * 1e3, B * T / median, flops_per_token(model), loss, peak_rss_mib(),
+              double(faults) / a.steps);
   return 0;
 }
 

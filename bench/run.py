@@ -54,9 +54,40 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def cpu_busy(seconds: float = 1.0) -> float:
+    """Fraction of all CPUs busy over the next `seconds` (while this script itself sleeps)."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+QUIET = {"max_busy": 1.0, "timeout": 0.0, "waited": 0.0, "busy": []}
+
+
+def wait_quiet() -> None:
+    """With --max-busy: wait (up to --quiet-timeout seconds) until other processes use at most
+    that fraction of the CPUs, so that each measurement starts on an idle machine."""
+    if QUIET["max_busy"] >= 1.0:
+        return
+    start = time.time()
+    while True:
+        busy = cpu_busy()
+        if busy <= QUIET["max_busy"] or time.time() - start > QUIET["timeout"]:
+            QUIET["busy"].append(busy)
+            QUIET["waited"] += time.time() - start
+            return
+        time.sleep(4)
+
+
 def run_json(cmd: list[str], env: dict | None = None) -> dict:
     full_env = dict(os.environ)
     full_env.update(env or {})
+    wait_quiet()
     out = subprocess.run(cmd, capture_output=True, text=True, env=full_env)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
@@ -97,8 +128,13 @@ def main() -> int:
     ap.add_argument("--no-generate", action="store_true")
     ap.add_argument("--no-train", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one round, fewer steps, no PyTorch tuning")
+    ap.add_argument("--max-busy", type=float, default=0.1,
+                    help="before each measurement, wait until other processes use at most this fraction of the CPUs "
+                         "(1 = never wait)")
+    ap.add_argument("--quiet-timeout", type=float, default=300, help="longest wait for a quiet machine, seconds")
     ap.add_argument("--json", default=os.path.join(tempfile.gettempdir(), "potop-bench.json"))
     args = ap.parse_args()
+    QUIET["max_busy"], QUIET["timeout"] = args.max_busy, args.quiet_timeout
     if args.quick:
         args.rounds = 1
     threads = [int(t) for t in args.threads.split(",")]
@@ -185,6 +221,7 @@ def main() -> int:
         peak(t)
     results["load_average_end"] = os.getloadavg()[0]
     results["load_average_start"] = load
+    results["quiet"] = {"max_busy": QUIET["max_busy"], "waited_s": QUIET["waited"], "busy_before_each": QUIET["busy"]}
     with open(args.json, "w") as f:
         json.dump(results, f, indent=1)
     report(results, threads)
@@ -198,6 +235,11 @@ def report(results: dict, threads: list[int]) -> None:
     print("FMA peak measured in this run: " + ", ".join(
         f"{t} thread{'s' if t > 1 else ''} {peak[t]:.1f} GFLOP/s" for t in sorted(peak)))
     print(f"load average: {results['load_average_start']:.2f} at start, {results['load_average_end']:.2f} at end")
+    q = results.get("quiet")
+    if q and q["busy_before_each"]:
+        b = q["busy_before_each"]
+        print(f"other processes' CPU use just before each measurement: median {100 * statistics.median(b):.0f}%, "
+              f"max {100 * max(b):.0f}% (waited {q['waited_s']:.0f} s for quiet)")
     targets = []
     if results["train"]:
         print()

@@ -7,6 +7,9 @@
 #pragma GCC optimize("no-trapping-math")  // see vec_math.h
 #include "kernels/activation.h"
 
+#include <algorithm>
+
+#include "kernels/column_sums.h"
 #include "kernels/vec_math.h"
 
 namespace potop {
@@ -28,15 +31,91 @@ inline GeluTerms gelu_terms(float x) {
   const float s = 1.0f / (1.0f + e);
   return {e, t > 85.0f ? 0.0f : s};
 }
+
+inline float gelu(float x) { return x * gelu_terms(x).s; }  // 0.5 x (1 + tanh u) = x σ(2u)
+
+// gelu'(x). With u = √(2/π) (x + 0.044715 x³): gelu(x) = 0.5 x (1 + tanh u), so
+// gelu'(x) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh² u) u',  u' = √(2/π) (1 + 3 · 0.044715 x²).
+// With s = σ(2u) = 1 / (1 + e), e = e^(-2u): 1 + tanh u = 2s, 1 - tanh² u = 4 s (1 - s), 1 - s = e s,
+// so gelu'(x) = s (1 + 2 x e s u').
+inline float gelu_grad(float x) {
+  const auto [e, s] = gelu_terms(x);
+  const float es = e * s;  // 1 - s, without its cancellation as s -> 1
+  const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+  return s * (1.0f + 2.0f * x * es * du);
+}
+
+inline float relu(float x) { return x > 0.0f ? x : 0.0f; }
+
+template <class F>
+void bias_activation_forward(float* out, float* pre, const float* bias, int N, int OC, F f) {
+  // out (N, OC), pre (N, OC), bias (OC) or null
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    float* p = pre + static_cast<size_t>(n) * OC;
+    float* o = out + static_cast<size_t>(n) * OC;
+    if (bias) {
+      for (int c = 0; c < OC; ++c) {
+        const float x = p[c] + bias[c];
+        p[c] = x;
+        o[c] = f(x);
+      }
+    } else {
+      for (int c = 0; c < OC; ++c) o[c] = f(p[c]);
+    }
+  }
+}
+
+// grad(dout, pre) = dout · f'(pre)
+template <class G>
+void bias_activation_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                              G grad) {
+  // dpre (N, OC), dbias (OC) or null, dout (N, OC), pre (N, OC)
+  const int chunks = row_chunks(N);
+  float* partial = dbias ? chunk_sum_scratch(0, static_cast<size_t>(chunks) * OC) : nullptr;  // (chunks, OC)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC >= kParallelMin)
+  for (int ch = 0; ch < chunks; ++ch) {
+    float* acc = dbias ? partial + static_cast<size_t>(ch) * OC : nullptr;
+    if (acc) std::fill_n(acc, OC, 0.0f);
+    for (int n = ch * kRowChunk; n < std::min(N, (ch + 1) * kRowChunk); ++n) {
+      const float* x = pre + static_cast<size_t>(n) * OC;
+      const float* d = dout + static_cast<size_t>(n) * OC;
+      float* g = dpre + static_cast<size_t>(n) * OC;
+      if (acc) {
+        for (int c = 0; c < OC; ++c) {
+          const float v = grad(d[c], x[c]);
+          g[c] = v;
+          acc[c] += v;
+        }
+      } else {
+        for (int c = 0; c < OC; ++c) g[c] = grad(d[c], x[c]);
+      }
+    }
+  }
+  if (dbias) add_chunk_sums(dbias, partial, chunks, OC);
+}
+
 }  // namespace
+
+void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  bias_activation_forward(out, pre, bias, N, OC, [](float x) { return gelu(x); });
+}
+void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  bias_activation_forward(out, pre, bias, N, OC, [](float x) { return relu(x); });
+}
+void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC) {
+  // forward: out = gelu(pre), pre = in·W + bias
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, [](float d, float x) { return d * gelu_grad(x); });
+}
+void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC) {
+  // forward: out = max(0, pre), pre = in·W + bias
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
+}
 
 void gelu_forward(float* out, const float* inp, size_t n) {
   // out (n), inp (n); out may alias inp
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    out[i] = x * gelu_terms(x).s;  // 0.5 x (1 + tanh u) = x σ(2u)
-  }
+  for (size_t i = 0; i < n; ++i) out[i] = gelu(inp[i]);
 }
 
 namespace {
@@ -44,16 +123,9 @@ template <bool kAdd>
 void gelu_backward_impl(float* dinp, const float* dout, const float* inp, size_t n) {
   // dinp (n), dout (n), inp (n)
   // forward: out = 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
-  // gelu'(x) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh² u) u',  u' = √(2/π) (1 + 3 · 0.044715 x²)
-  // With s = σ(2u) = 1 / (1 + e), e = e^(-2u): 1 + tanh u = 2s, 1 - tanh² u = 4 s (1 - s), 1 - s = e s,
-  // so gelu'(x) = s (1 + 2 x e s u').
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (size_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    const auto [e, s] = gelu_terms(x);
-    const float es = e * s;  // 1 - s, without its cancellation as s -> 1
-    const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
-    const float g = dout[i] * (s * (1.0f + 2.0f * x * es * du));
+    const float g = dout[i] * gelu_grad(inp[i]);
     dinp[i] = kAdd ? dinp[i] + g : g;
   }
 }

@@ -18,4 +18,15 @@ void relu_forward(float* out, const float* inp, size_t n);
 void relu_backward(float* dinp, const float* dout, const float* inp, size_t n,
                    GradStore store = GradStore::kAccumulate);
 
+// The non-linearity fused with the bias of the linear layer before it (computed without one),
+// so the (N, OC) pre-activation is passed over once:
+//   pre (N, OC) += bias (OC) (bias may be null);  out = f(pre)
+void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC);
+void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC);
+// dpre (N, OC) = dout ⊙ f'(pre) (written, not accumulated; dpre may alias dout), and
+// dbias (OC) += Σ_n dpre in the same pass (dbias may be null). dbias comes out the same for every
+// thread count (column_sums.h).
+void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC);
+void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC);
+
 }  // namespace potop

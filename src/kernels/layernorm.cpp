@@ -4,10 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <vector>
+
+#include "kernels/column_sums.h"
 
 namespace potop {
 
 namespace {
+
+std::vector<float>& reduce_scratch(int n) {
+  thread_local std::vector<float> v;
+  v.resize(n);
+  return v;
+}
 
 // One row: o = LN(x), returning mean and rstd through m and s; `sum` is Σ x, already known.
 inline void normalize_row(float* __restrict o, float& m, float& s, const float* __restrict x, float sum,
@@ -61,49 +70,45 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* weight, const float* mean, const float* rstd, int N, int C) {
   // dinp (N, C), dweight (C), dbias (C) or null, dout (N, C), inp (N, C), weight (C), mean (N), rstd (N)
   // forward: out = norm * weight + bias, norm = (inp - mean) * rstd
-  const bool parallel = static_cast<size_t>(N) * C > 16384;
-  // dinp += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int n = 0; n < N; ++n) {
-    const float* __restrict x = inp + static_cast<size_t>(n) * C;
-    const float* __restrict d = dout + static_cast<size_t>(n) * C;
-    float* __restrict g = dinp + static_cast<size_t>(n) * C;
-    const float m = mean[n], s = rstd[n];
-    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
-    for (int c = 0; c < C; ++c) {
-      const float dnorm = weight[c] * d[c];
-      dnorm_mean += dnorm;
-      dnorm_norm_mean += dnorm * (x[c] - m) * s;
-    }
-    dnorm_mean /= C;
-    dnorm_norm_mean /= C;
-    for (int c = 0; c < C; ++c) {
-      const float norm = (x[c] - m) * s;
-      g[c] += (weight[c] * d[c] - dnorm_mean - norm * dnorm_norm_mean) * s;
-    }
-  }
-  // dweight += Σ_n norm ⊙ dout; dbias += Σ_n dout. Threads own channel blocks and sum the rows
-  // in order, so the result does not depend on the thread count.
-  constexpr int kBlock = 128;
-  const int blocks = (C + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int blk = 0; blk < blocks; ++blk) {
-    const int c0 = blk * kBlock, width = std::min(kBlock, C - c0);
-    float acc_w[kBlock] = {}, acc_b[kBlock] = {};
-    for (int n = 0; n < N; ++n) {
-      const float* __restrict x = inp + static_cast<size_t>(n) * C + c0;
-      const float* __restrict d = dout + static_cast<size_t>(n) * C + c0;
+  // One pass over the rows: each row's dinp, and its share of dweight = Σ_n norm ⊙ dout and
+  // dbias = Σ_n dout summed in fixed row chunks (column_sums.h: the same for every thread count).
+  const int chunks = row_chunks(N);
+  float* partial = chunk_sum_scratch(1, static_cast<size_t>(chunks) * 2 * C);  // (chunks, 2, C): dweight, dbias
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
+  for (int ch = 0; ch < chunks; ++ch) {
+    float* __restrict acc_w = partial + static_cast<size_t>(ch) * 2 * C;
+    float* __restrict acc_b = acc_w + C;
+    std::fill_n(acc_w, 2 * C, 0.0f);
+    for (int n = ch * kRowChunk; n < std::min(N, (ch + 1) * kRowChunk); ++n) {
+      const float* __restrict x = inp + static_cast<size_t>(n) * C;
+      const float* __restrict d = dout + static_cast<size_t>(n) * C;
+      float* __restrict g = dinp + static_cast<size_t>(n) * C;
       const float m = mean[n], s = rstd[n];
-      for (int c = 0; c < width; ++c) {
-        acc_w[c] += (x[c] - m) * s * d[c];
+      // dinp += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight
+      float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+      for (int c = 0; c < C; ++c) {
+        const float dnorm = weight[c] * d[c];
+        dnorm_mean += dnorm;
+        dnorm_norm_mean += dnorm * (x[c] - m) * s;
+      }
+      dnorm_mean /= C;
+      dnorm_norm_mean /= C;
+      for (int c = 0; c < C; ++c) {
+        const float norm = (x[c] - m) * s;
+        g[c] += (weight[c] * d[c] - dnorm_mean - norm * dnorm_norm_mean) * s;
+        acc_w[c] += norm * d[c];
         acc_b[c] += d[c];
       }
     }
-    for (int c = 0; c < width; ++c) dweight[c0 + c] += acc_w[c];
-    if (dbias) {
-      for (int c = 0; c < width; ++c) dbias[c0 + c] += acc_b[c];
-    }
+  }
+  // Σ over the chunks of each half: the partials are (chunks, 2, C), so take them as (chunks, 2C).
+  std::vector<float>& sums = reduce_scratch(2 * C);
+  std::fill(sums.begin(), sums.end(), 0.0f);
+  add_chunk_sums(sums.data(), partial, chunks, 2 * C);
+  for (int c = 0; c < C; ++c) dweight[c] += sums[c];
+  if (dbias) {
+    for (int c = 0; c < C; ++c) dbias[c] += sums[C + c];
   }
 }
 

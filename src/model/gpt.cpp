@@ -226,9 +226,9 @@ float GPT::forward(const int* tokens, const int* targets, int B, int T, bool tra
       POTOP_PROFILED("residual+layernorm", residual_layernorm_forward(a.res2, a.ln1, a.ln1_mean, a.ln1_rstd, x, proj_, w.ln1_w, w.ln1_b, BT, C));  // res2 = x + attn; ln1 = LN(res2)
       mlp_in = a.ln1;
     }
-    POTOP_PROFILED("fc", linear_forward(a.fch, mlp_in, w.fc_w, w.fc_b, BT, C, 4 * C));  // fch = in·W₁ + b₁
-    if (config_.activation == Activation::kGelu) POTOP_PROFILED("gelu", gelu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C));
-    else POTOP_PROFILED("relu", relu_forward(a.fch_act, a.fch, size_t(BT) * 4 * C));  // act = f(fch)
+    POTOP_PROFILED("fc", linear_forward(a.fch, mlp_in, w.fc_w, nullptr, BT, C, 4 * C));  // fch = in·W₁ (+ b₁ next)
+    if (config_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_forward(a.fch_act, a.fch, w.fc_b, BT, 4 * C));
+    else POTOP_PROFILED("bias+relu", bias_relu_forward(a.fch_act, a.fch, w.fc_b, BT, 4 * C));  // fch += b₁; act = f(fch)
     POTOP_PROFILED("fc proj", linear_forward(proj_, a.fch_act, w.fcproj_w, w.fcproj_b, BT, 4 * C, C));  // act·W₂ + b₂
     POTOP_PROFILED("dropout", dropout_forward(proj_, proj_, p, dropout_site_seed(dropout_seed, 3 + 3 * l), btc));
     if (pre) {
@@ -258,7 +258,7 @@ void GPT::backward(float loss_scale) {
   grads();
   bind_scratch();
   const int B = B_, T = T_, C = config_.n_embd, V = config_.vocab_size, BT = B * T;
-  const size_t btc = static_cast<size_t>(BT) * C, bt4c = btc * 4;
+  const size_t btc = static_cast<size_t>(BT) * C;
   const float p = training_ ? config_.dropout : 0.0f;
   const bool pre = config_.norm == NormPlacement::kPre;
   const AttentionDims dims{B, T, T, config_.n_head, config_.head_size(), 3 * C, 3 * C, 3 * C};
@@ -271,10 +271,10 @@ void GPT::backward(float loss_scale) {
     POTOP_PROFILED("dropout", dropout_backward(scratch, dout, p, dropout_site_seed(dropout_seed_, site), btc));
     return scratch;
   };
-  // In place: d(act) -> d(fch)
-  auto activation_backward = [&](float* d, const float* inp) {
-    if (config_.activation == Activation::kGelu) POTOP_PROFILED("gelu", gelu_backward(d, d, inp, bt4c, kSet));
-    else POTOP_PROFILED("relu", relu_backward(d, d, inp, bt4c, kSet));
+  // In place: d(act) -> d(fch), and d(bias) of the linear layer before
+  auto activation_backward = [&](float* d, float* dbias, const float* inp) {
+    if (config_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_backward(d, dbias, d, inp, BT, 4 * C));
+    else POTOP_PROFILED("bias+relu", bias_relu_backward(d, dbias, d, inp, BT, 4 * C));
   };
 
   // loss = Σ losses / counted
@@ -310,15 +310,15 @@ void GPT::backward(float loss_scale) {
     // fcproj = dropout(act·W₂ + b₂)
     const float* dfcproj = through_dropout(dbtc_, d_res3, 3 + 3 * l);
     POTOP_PROFILED("fc proj", linear_backward(dfch_, g.fcproj_w, g.fcproj_b, dfcproj, a.fch_act, w.fcproj_w, BT, 4 * C, C, WeightLayout::kInOut, kSet));
-    // act = f(fch)
-    activation_backward(dfch_, a.fch);
-    // fch = in·W₁ + b₁
+    // act = f(fch), fch = in·W₁ + b₁: d fch, and d b₁
+    activation_backward(dfch_, g.fc_b, a.fch);
+    // fch = in·W₁
     if (pre) {
-      POTOP_PROFILED("fc", linear_backward(dbtc2_, g.fc_w, g.fc_b, dfch_, a.ln2, w.fc_w, BT, C, 4 * C, WeightLayout::kInOut, kSet));
+      POTOP_PROFILED("fc", linear_backward(dbtc2_, g.fc_w, nullptr, dfch_, a.ln2, w.fc_w, BT, C, 4 * C, WeightLayout::kInOut, kSet));
       // ln2 = LN(res2): dresidual_ becomes d res2
       POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g.ln2_w, g.ln2_b, dbtc2_, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, BT, C));
     } else {
-      POTOP_PROFILED("fc", linear_backward(d_mlp_in, g.fc_w, g.fc_b, dfch_, a.ln1, w.fc_w, BT, C, 4 * C));
+      POTOP_PROFILED("fc", linear_backward(d_mlp_in, g.fc_w, nullptr, dfch_, a.ln1, w.fc_w, BT, C, 4 * C));
       // ln1 = LN(res2): dresidual_ becomes d res2
       zero(dresidual_, btc);
       POTOP_PROFILED("layernorm", layernorm_backward(dresidual_, g.ln1_w, g.ln1_b, d_mlp_in, a.res2, w.ln1_w, a.ln1_mean, a.ln1_rstd, BT, C));

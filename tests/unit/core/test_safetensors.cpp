@@ -311,6 +311,7 @@ TEST(Safetensors, MalformedHeadersAreErrors) {
   const std::string ok_entry = R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
   const std::vector<Case> cases = {
       {"{not json", 0, "not valid JSON"},
+      {R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,8e49984]}})", 4, "not valid JSON"},  // found by fuzz/
       {"", 0, "not valid JSON"},
       {"[1, 2]", 0, "not a JSON object"},
       {R"({"w": 5})", 0, "'w': entry is not an object"},

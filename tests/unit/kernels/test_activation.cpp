@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/activation.h"
@@ -144,6 +146,44 @@ TEST(ActivationTest, BackwardOverwriteInPlace) {
     backward(inplace.data(), inplace.data(), x.data(), n, GradStore::kOverwrite);
     for (size_t i = 0; i < n; ++i) ASSERT_NEAR(set[i], ref[i], 1e-6 * std::fabs(ref[i]) + 1e-30) << "element " << i;
     EXPECT_TRUE(testing::bitwise_equal(inplace, set));
+  }
+}
+
+TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
+  // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward: dpre
+  // as the GradStore::kOverwrite backward (in place too), dbias the column sums of dpre, the same
+  // for one and two threads.
+  for (bool gelu : {true, false}) {
+    for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{67, 40}, std::pair{300, 200}}) {
+      SCOPED_TRACE(std::string(gelu ? "gelu" : "relu") + " N=" + std::to_string(N) + " OC=" + std::to_string(OC));
+      const size_t n = size_t(N) * OC;
+      const auto x = random_vector(n, 21, 4.0f), bias = random_vector(OC, 22), dout = random_vector(n, 23);
+      std::vector<float> sum(n), ref(n);
+      for (size_t i = 0; i < n; ++i) sum[i] = x[i] + bias[i % OC];
+      (gelu ? gelu_forward : relu_forward)(ref.data(), sum.data(), n);
+      std::vector<float> pre = x, out(n);
+      (gelu ? bias_gelu_forward : bias_relu_forward)(out.data(), pre.data(), bias.data(), N, OC);
+      EXPECT_TRUE(testing::bitwise_equal(pre, sum));
+      EXPECT_TRUE(testing::bitwise_equal(out, ref));
+
+      std::vector<float> dref(n);
+      (gelu ? gelu_backward : relu_backward)(dref.data(), dout.data(), sum.data(), n, GradStore::kOverwrite);
+      auto run = [&](int threads) {
+        testing::ScopedThreads scope(threads);
+        std::vector<float> d = dout, db(OC, 0.5f);
+        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC);
+        return std::pair{d, db};
+      };
+      const auto [d1, db1] = run(1);
+      const auto [d2, db2] = run(2);
+      EXPECT_TRUE(testing::bitwise_equal(d1, dref));
+      EXPECT_TRUE(testing::bitwise_equal(db1, db2)) << "dbias depends on the thread count";
+      for (int c = 0; c < OC; ++c) {
+        double s = 0.5;
+        for (int r = 0; r < N; ++r) s += dref[size_t(r) * OC + c];
+        EXPECT_NEAR(db1[c], s, 1e-5 * (1.0 + std::fabs(s))) << "dbias[" << c << "]";
+      }
+    }
   }
 }
 

@@ -118,6 +118,7 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   expect_starts(load_error("[\"a\", "), name + ": not valid JSON");
   expect_starts(load_error(""), name + ": not valid JSON");
   expect_starts(load_error("[\"a\xFF\"]"), name + ": not valid JSON");
+  expect_starts(load_error("[\"a\", 1e99999]"), name + ": not valid JSON");  // a number out of range
   EXPECT_EQ(load_error("{\"a\": 1}"), name + ": expected a JSON array of one-character strings, found an object");
   EXPECT_EQ(load_error("\"abc\""), name + ": expected a JSON array of one-character strings, found a string");
   EXPECT_EQ(load_error("[]"), name + ": the vocabulary is empty");
