@@ -1,7 +1,7 @@
 // potop's side of the benchmark (bench/run.py drives it; see docs/performance.md). One
 // measurement per process, so the peak RSS it reports is that measurement's own:
 //
-//   potop_bench train    --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2
+//   potop_bench train    --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2 [--parallel kernel]
 //   potop_bench generate --n-layer 6 --n-head 6 --n-embd 384 --block 512 --new-tokens 500 [--no-kv-cache]
 //   potop_bench peak     --threads 2      (the FMA peak of this CPU: fma_peak.cpp)
 //
@@ -27,6 +27,7 @@
 #include "generate/generator.h"
 #include "kernels/gemm.h"
 #include "kernels/optimizer.h"
+#include "model/batch_parallel.h"
 #include "model/gpt.h"
 #include "train/adamw.h"
 
@@ -43,6 +44,7 @@ struct Args {
   bool kv_cache = true, profile = false;
   double seconds = 1.0;
   std::string tokens;
+  std::string parallel = "batch";  // train: batch (BatchParallel replicas) or kernel
 };
 
 Args parse(int argc, char** argv) {
@@ -75,6 +77,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--new-tokens") a.new_tokens = std::atoi(v);
     else if (f == "--seconds") a.seconds = std::atof(v);
     else if (f == "--tokens") a.tokens = v;
+    else if (f == "--parallel") a.parallel = v;
     else {
       std::fprintf(stderr, "potop_bench: unknown flag %s\n", f.c_str());
       std::exit(2);
@@ -134,8 +137,8 @@ double flops_per_token(const GPT& model) {
 }
 
 void print_common(const Args& a, const GPT& model) {
-  std::printf("\"impl\": \"potop\", \"gemm\": \"%s\", \"threads\": %d, \"params\": %zu, ", blas_name(), a.threads,
-              model.num_parameters());
+  std::printf("\"impl\": \"potop\", \"gemm\": \"%s\", \"threads\": %d, \"parallel\": \"%s\", \"params\": %zu, ",
+              blas_name(), a.threads, a.parallel.c_str(), model.num_parameters());
 }
 
 int train(const Args& a) {
@@ -144,8 +147,9 @@ int train(const Args& a) {
   GPT model(model_config(a, vocab));
   model.init_weights(1337);
   const int B = a.batch, T = a.block;
-  model.reserve(B, T);
-  model.grads();
+  BatchParallel parallel(model, a.parallel == "batch" ? std::min(a.threads, B) : 1);
+  parallel.reserve(B, T);
+  parallel.zero_grad();
   AdamW optimizer(model.layout(), {});
   Rng rng(42);
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
@@ -163,9 +167,10 @@ int train(const Args& a) {
     const double t0 = now();
     {
       const profile::Scope scope("step");
-      model.zero_grad();
-      loss = model.forward(x.data(), y.data(), B, T, /*training=*/true, step);
-      model.backward();
+      parallel.zero_grad();
+      loss = parallel.forward(x.data(), y.data(), B, T, /*training=*/true, step);
+      parallel.backward();
+      parallel.reduce_grads();
       clip_grad_norm(model.grads().data(), model.grads().floats(), 1.0);
       optimizer.step(model, 1e-3f);
     }
@@ -197,6 +202,7 @@ int generate(const Args& a) {
   double t0 = 0, t1 = 0;
   for (int run = 0; run < 2; ++run) {
     const int count = run == 0 ? 8 : n;
+    profile::enable(a.profile && run == 1);
     t0 = now();
     if (a.kv_cache) {
       generate(model, prompt, count, sampling, 99);
@@ -211,6 +217,7 @@ int generate(const Args& a) {
     }
     t1 = now();
   }
+  if (a.profile) profile::print(stderr);
   std::printf("{");
   print_common(a, model);
   std::printf("\"kv_cache\": %s, \"new_tokens\": %d, \"seconds\": %.4f, \"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f}\n",

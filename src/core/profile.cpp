@@ -1,5 +1,7 @@
 #include "core/profile.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,7 +27,9 @@ std::vector<int> g_open;  // the sections entered and not yet left, innermost la
 }  // namespace
 
 void enable(bool on) { g_enabled = on; }
-bool enabled() { return g_enabled; }
+// Inside a parallel region (batch-parallel replicas) only the first thread records: its
+// replica's kernels stand for all of them, and the tables stay single-threaded.
+bool enabled() { return g_enabled && omp_get_thread_num() == 0; }
 
 void reset() {
   g_sections.clear();

@@ -4,8 +4,9 @@
 // costs one predictable branch. While on, each named section accumulates calls and seconds, and
 // print_profile() shows them per step as a share of the "step" section that the trainer opens
 // around each training step. Sections nest (a step contains forward, forward contains kernels);
-// the table shows each section's inclusive time. Single-threaded use only: sections open and
-// close on the thread that calls the kernels (which then fan out to OpenMP threads).
+// the table shows each section's inclusive time. Sections open and close on the thread that
+// calls the kernels (which then fan out to OpenMP threads); when batch-parallel replicas each
+// run the whole model on one thread, only the first thread's replica is recorded.
 #pragma once
 #include <chrono>
 #include <cstdio>

@@ -22,6 +22,9 @@ void set_threads(int n) {
   g_threads = n;
   omp_set_num_threads(n);
   omp_set_dynamic(0);
+  // A kernel called inside a parallel region (BatchParallel's replicas) runs on its caller's
+  // thread instead of starting threads of its own: no oversubscription.
+  omp_set_max_active_levels(1);
 }
 
 int get_threads() { return g_threads ? g_threads : omp_get_max_threads(); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/gemv.h"
 
 #if POTOP_BLAS_DNNL
 #include <dnnl.h>
@@ -25,6 +26,11 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
       float* c = C + static_cast<size_t>(i) * ldc;
       for (int j = 0; j < N; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
     }
+    return;
+  }
+  if (M == 1 && !trans_a && !trans_b) {
+    // x (1, K) · B (K, N): batch-1 generation through every kInOut weight (gemv.h)
+    sgemv_rows(K, N, alpha, A, B, ldb, beta, C);
     return;
   }
 #if POTOP_BLAS_DNNL

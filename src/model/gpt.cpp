@@ -29,20 +29,26 @@ void zero(float* p, size_t n) {
 
 uint64_t dropout_site_seed(uint64_t step_seed, int site) { return hash64(step_seed, static_cast<uint64_t>(site)); }
 
-GPT::GPT(const GPTConfig& config) : config_(config), layout_(gpt_parameter_layout(config)), params_(layout_) {
+GPT::GPT(const GPTConfig& config) : GPT(config, nullptr) {}
+
+GPT::GPT(const GPTConfig& config, std::shared_ptr<Arena> params) : config_(config) {
   config_.validate();
-  p_ = bind_gpt_params(config_, layout_, params_);
+  layout_ = gpt_parameter_layout(config_);
+  params_ = params ? std::move(params) : std::make_shared<Arena>(layout_);
+  p_ = bind_gpt_params(config_, layout_, *params_);
   if (config_.positions == PositionEncoding::kSinusoidal) {
     sinusoid_.resize(static_cast<size_t>(config_.block_size) * config_.n_embd);
     sinusoidal_positions(sinusoid_.data(), config_.block_size, config_.n_embd);
   }
 }
 
+GPT GPT::replica_of(const GPT& primary) { return GPT(primary.config_, primary.params_); }
+
 void GPT::init_weights(uint64_t seed) {
   Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.n_layer);
   for (const TensorSpec& spec : layout_.specs()) {
-    float* w = params_.at(spec);
+    float* w = params_->at(spec);
     const bool is_bias = spec.name.ends_with(".bias");
     const bool is_norm = spec.name.find("ln_") != std::string::npos;
     if (is_bias) {

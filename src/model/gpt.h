@@ -6,6 +6,7 @@
 // activations each live in one Arena.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,10 @@ struct KVCache {
 class GPT {
  public:
   explicit GPT(const GPTConfig& config);  // parameters zero; call init_weights or load them
+  // A replica: it reads `primary`'s parameters (the same memory, so every update shows) and has
+  // its own gradients and activations, so replicas can run forward and backward side by side on
+  // different rows of a batch (model/batch_parallel.h).
+  static GPT replica_of(const GPT& primary);
 
   // GPT-2 initialisation: N(0, 0.02) for matrices and embeddings, N(0, 0.02/√(2·n_layer)) for
   // the two projections into the residual stream, zero biases, unit LayerNorm gains.
@@ -73,8 +78,8 @@ class GPT {
 
   const GPTConfig& config() const { return config_; }
   const Layout& layout() const { return layout_; }
-  Arena& params() { return params_; }
-  const Arena& params() const { return params_; }
+  Arena& params() { return *params_; }
+  const Arena& params() const { return *params_; }
   Arena& grads();  // allocated on first use
   size_t num_parameters() const { return layout_.count(); }
 
@@ -106,13 +111,14 @@ class GPT {
   void reserve(int B, int T) { reserve(B, T, T); }
 
  private:
+  GPT(const GPTConfig& config, std::shared_ptr<Arena> params);  // params null: a new zeroed arena
   void bind_scratch();
   const float* block_output(int l) const;  // the residual stream after block l
   const float* block_input(int l) const;
 
   GPTConfig config_;
   Layout layout_;
-  Arena params_;
+  std::shared_ptr<Arena> params_;  // shared with replicas
   Arena grads_;
   GPTParams p_{};
   GPTParams g_{};

@@ -25,17 +25,17 @@ double physical_memory_bytes() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
 }
 
-double estimated_training_bytes(const GPTConfig& c, int B, int T) {
+double estimated_training_bytes(const GPTConfig& c, int B, int T, int replicas) {
   const double R = double(B) * T, C = c.n_embd, H = c.n_head, V = c.vocab_size, L = c.n_layer;
   // Parameters, from the layout (shapes only, nothing allocated): params, grads, m, v.
   const double params = static_cast<double>(gpt_parameter_layout(c).total_floats());
   const double per_layer = R * (18 * C + 4) + double(B) * H * T * T;  // GPT::reserve's block buffers
   const double acts = R * C + L * per_layer + R * (C + 2) + 2 * R * V + R;
   const double scratch = R * (14 * C + 1);
-  return 4.0 * (4 * params + acts + scratch);
+  return 4.0 * ((3 + replicas) * params + acts + scratch);
 }
 
-void check_training_fits(const GPTConfig& c, int B, int T) {
+void check_training_fits(const GPTConfig& c, int B, int T, int replicas) {
   const double limit = 2147483647.0;  // elements in one activation tensor
   const double R = double(B) * T;
   auto require = [&](double elements, const std::string& what) {
@@ -52,10 +52,11 @@ void check_training_fits(const GPTConfig& c, int B, int T) {
   require(double(c.vocab_size) * c.n_embd, "the token embedding (vocabulary × --n-embd)");
   require(4.0 * c.n_embd * c.n_embd, "a feed-forward weight (4·--n-embd²)");
 
-  const double need = estimated_training_bytes(c, B, T), have = physical_memory_bytes();
+  const double need = estimated_training_bytes(c, B, T, replicas), have = physical_memory_bytes();
   if (have > 0 && need > have)
     throw Error("this model needs about " + gib(need) + " of memory to train but the machine has " + gib(have) +
-                "; use a smaller --batch-size, --block-size, --n-embd or --n-layer");
+                "; use a smaller --batch-size, --block-size, --n-embd or --n-layer" +
+                (replicas > 1 ? ", or fewer --threads (each keeps its own gradients)" : ""));
 }
 
 }  // namespace potop

@@ -10,11 +10,12 @@
 namespace potop {
 
 // Bytes for parameters, gradients, both AdamW moments, activations and backward scratch for
-// micro-batches (B, T), following GPT::reserve. Computed in double: huge sizes never overflow.
-double estimated_training_bytes(const GPTConfig& config, int B, int T);
+// micro-batches (B, T), following GPT::reserve, with one gradient copy per batch-parallel
+// replica (model/batch_parallel.h). Computed in double: huge sizes never overflow.
+double estimated_training_bytes(const GPTConfig& config, int B, int T, int replicas = 1);
 
 // Throws potop::Error naming the flags to reduce when the run cannot fit (see above).
-void check_training_fits(const GPTConfig& config, int B, int T);
+void check_training_fits(const GPTConfig& config, int B, int T, int replicas = 1);
 
 // Total physical memory in bytes (0 when unknown).
 double physical_memory_bytes();

@@ -46,6 +46,8 @@ std::vector<OptionField> option_fields(TrainOptions& o) {
       {"log-interval", "steps between progress lines and metrics records", &o.log_interval},
       {"seed", "random seed (weights, batches, dropout)", &o.seed},
       {"threads", "threads to use (0 = all cores)", &o.threads},
+      {"parallel", "how threads share a step: batch (each runs the model on its rows of the batch) or kernel "
+                   "(all run each kernel)", &o.parallel},
       {"profile", "print a per-kernel breakdown of the step time at the end", &o.profile},
       {"keep", "also keep a resumable checkpoint every N steps, step-<N>.safetensors (0 = none)", &o.keep},
       {"skip-nonfinite", "skip a step whose loss or gradient norm is NaN or infinite instead of stopping",
@@ -152,6 +154,8 @@ void validate(const TrainOptions& o) {
   const int max_threads = 4 * hardware_threads();
   require(o.threads >= 0 && o.threads <= max_threads, "threads",
           "must be between 0 (all cores) and " + std::to_string(max_threads) + " (got " + std::to_string(o.threads) + ")");
+  require(o.parallel == "batch" || o.parallel == "kernel", "parallel",
+          "must be 'batch' or 'kernel' (got '" + o.parallel + "')");
   require(o.keep >= 0, "keep", "must be >= 0 (got " + std::to_string(o.keep) + "); 0 keeps only latest and best");
   (void)o.model_config(1);  // checks --norm, --activation, --positions
 }

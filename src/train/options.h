@@ -34,6 +34,7 @@ struct TrainOptions {
   // run
   uint64_t seed = 1337;
   int threads = 0;  // 0 = all cores
+  std::string parallel = "batch";  // split the batch over threads (BatchParallel), or each kernel
   bool profile = false;  // print a per-kernel breakdown of the step time at the end
   // checkpoints and numerical guards
   int keep = 0;                 // also keep a resumable step-<N>.safetensors every `keep` steps

@@ -173,7 +173,7 @@ TrainOptions resume_options(const TrainState& state, const TrainOptions& request
                                               "bias",    "norm",   "activation", "positions"};
   // Possible to change, but then the losses leave those of an uninterrupted run.
   static const char* const kTrajectory[] = {"steps", "batch-size", "grad-accum", "lr", "min-lr", "warmup", "beta1",
-                                            "beta2", "weight-decay", "grad-clip", "dropout", "seed"};
+                                            "beta2", "weight-decay", "grad-clip", "dropout", "seed", "parallel"};
   TrainOptions saved;
   apply_options_json(saved, state.options, dir.string() + ": the checkpoint's options");
   TrainOptions merged = saved;

@@ -14,6 +14,7 @@
 #include "data/dataset.h"
 #include "data/text_file.h"
 #include "kernels/gemm.h"
+#include "model/batch_parallel.h"
 #include "train/adamw.h"
 #include "train/memory_check.h"
 #include "train/progress.h"
@@ -26,7 +27,7 @@ namespace {
 
 // Mean loss over `iters` batches drawn with a fixed seed, so every evaluation of a run scores
 // the same windows and the curve shows the model changing, not the sample.
-float estimate_loss(GPT& model, std::span<const int> tokens, int B, int T, int iters, uint64_t seed,
+float estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, int T, int iters, uint64_t seed,
                     std::vector<int>& x, std::vector<int>& y) {
   BatchSampler sampler(tokens, B, T, seed);
   double sum = 0;
@@ -37,7 +38,7 @@ float estimate_loss(GPT& model, std::span<const int> tokens, int B, int T, int i
   return static_cast<float>(sum / iters);
 }
 
-void print_memory_plan(std::FILE* log, const GPT& model, const AdamW& optimizer) {
+void print_memory_plan(std::FILE* log, const BatchParallel& model, const AdamW& optimizer) {
   size_t total = optimizer.bytes();
   std::fprintf(log, "memory plan:\n");
   for (const auto& [name, bytes] : model.memory_plan()) {
@@ -106,11 +107,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     throw Error(state_file->path() + ": its model config " + state.config.dump() + " does not match " +
                 to_json(config).dump());
   const int B = options.batch_size, T = options.block_size;
-  check_training_fits(config, B, T);
+  const int replicas = options.parallel == "batch" ? std::min(get_threads(), B) : 1;
+  check_training_fits(config, B, T, replicas);
   GPT model(config);
   if (!resuming) model.init_weights(options.seed);
-  model.reserve(B, T);
-  model.grads();
+  BatchParallel parallel(model, replicas);
+  parallel.reserve(B, T);
+  parallel.zero_grad();
   AdamW optimizer(model.layout(), {options.lr, options.beta1, options.beta2, 1e-8f, options.weight_decay});
   BatchSampler sampler(split.train, B, T, hash64(options.seed, 1));
   if (resuming) {
@@ -125,8 +128,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   std::fprintf(log, "model: %d layers, %d heads, %d wide, block %d, %s-LN, %s, %s positions: %zu parameters\n",
                config.n_layer, config.n_head, config.n_embd, config.block_size, to_string(config.norm).c_str(),
                to_string(config.activation).c_str(), to_string(config.positions).c_str(), model.num_parameters());
-  std::fprintf(log, "threads: %d, GEMM: %s\n", get_threads(), blas_name());
-  print_memory_plan(log, model, optimizer);
+  const std::string threading =
+      replicas > 1 ? std::to_string(replicas) + " running the model side by side on " +
+                         (B % replicas ? "about " : "") + std::to_string(B / replicas) + " rows of the batch each"
+                   : "each kernel split over them";
+  std::fprintf(log, "threads: %d, %s (--parallel %s), GEMM: %s\n", get_threads(), threading.c_str(),
+               options.parallel.c_str(), blas_name());
+  print_memory_plan(log, parallel, optimizer);
   if (const int n = remove_stale_temporaries(out); n > 0)
     std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
   if (resuming) {
@@ -183,9 +191,9 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     const bool last = step == options.steps;
     const bool fresh = !(resuming && step == start);  // a resumed run's first step was evaluated before
     if (fresh && (step % options.eval_interval == 0 || last)) {
-      const float train_loss = estimate_loss(model, split.train, B, T, options.eval_iters, eval_seed, x, y);
+      const float train_loss = estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y);
       const float val_loss =
-          has_val ? estimate_loss(model, split.val, B, T, options.eval_iters, eval_seed, x, y) : nan;
+          has_val ? estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y) : nan;
       progress.finish_line();
       std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f\n", step, train_loss, val_loss);
       metrics.write({{"kind", "eval"}, {"step", step}, {"train_loss", train_loss},
@@ -213,14 +221,15 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
 
     const float lr = schedule.at(step);
     const profile::Scope step_scope("step");  // --profile: what runs from here to the next step
-    model.zero_grad();
+    parallel.zero_grad();
     double step_loss = 0;
     for (int micro = 0; micro < options.grad_accum; ++micro) {
       sampler.next(x.data(), y.data());
       const uint64_t seed = hash64(dropout_seed, uint64_t(step) * options.grad_accum + micro);
-      step_loss += model.forward(x.data(), y.data(), B, T, /*training=*/true, seed);
-      model.backward(1.0f / options.grad_accum);
+      step_loss += parallel.forward(x.data(), y.data(), B, T, /*training=*/true, seed);
+      parallel.backward(1.0f / options.grad_accum);
     }
+    parallel.reduce_grads();
     loss = static_cast<float>(step_loss / options.grad_accum);
     const double grad_norm = options.grad_clip > 0
                                  ? clip_grad_norm(model.grads().data(), model.grads().floats(), options.grad_clip)

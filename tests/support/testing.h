@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -33,6 +34,16 @@ inline double nmse(const float* a, const double* ref, size_t n) {
     den += ref[i] * ref[i];
   }
   return den == 0 ? num : num / den;
+}
+
+// Bit-for-bit equality (NaNs and signed zeros included), for results that must not depend on
+// the thread count or the run.
+inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
+  }
+  return true;
 }
 
 inline double max_abs_diff(const float* a, const double* b, size_t n) {

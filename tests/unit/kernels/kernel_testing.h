@@ -46,14 +46,6 @@ inline ::testing::AssertionResult gradient_matches(const std::function<double()>
   return ::testing::AssertionFailure() << failures << " of " << n << " gradient elements differ:" << msg.str();
 }
 
-inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
-  }
-  return true;
-}
-
 // Runs a scope with n OpenMP threads and restores the previous count afterwards.
 class ScopedThreads {
  public:

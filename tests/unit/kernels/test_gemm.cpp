@@ -3,9 +3,11 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "unit/kernels/kernel_testing.h"
 #include "support/testing.h"
 
 namespace potop {
@@ -70,6 +72,27 @@ TEST(GemmTest, BetaZeroOverwritesGarbage) {
   const auto ref = reference(false, false, M, N, K, 1.0, A, K, B, N, 0.0, zeros, N);
   sgemm(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C.data(), N);
   EXPECT_LT(testing::max_abs_diff(C.data(), ref.data(), C.size()), 1e-5);
+}
+
+TEST(GemmTest, VectorTimesMatrixLargeEnoughToThread) {
+  // M = 1 without transposes goes to sgemv_rows (gemv.h), which splits W's rows over threads
+  // once W is large: rows not a multiple of 8 or of the thread count, a padded stride, and
+  // beta = 0 over NaN.
+  for (int threads : {1, 2, 3}) {
+    for (const auto& [K, N] : {std::pair{301, 77}, std::pair{1536, 20}, std::pair{7, 3000}}) {
+      SCOPED_TRACE("threads=" + std::to_string(threads) + " K=" + std::to_string(K) + " N=" + std::to_string(N));
+      testing::ScopedThreads scope(threads);
+      const int ldb = N + 4;
+      auto x = random_vector(K, 5), W = random_vector(static_cast<size_t>(K) * ldb, 6), y = random_vector(N, 7);
+      auto ref = reference(false, false, 1, N, K, 0.7, x, K, W, ldb, 0.3, y, N);
+      sgemm(false, false, 1, N, K, 0.7f, x.data(), K, W.data(), ldb, 0.3f, y.data(), N);
+      EXPECT_LT(testing::nmse(y.data(), ref.data(), N), 1e-12);
+      std::vector<float> nan(N, std::numeric_limits<float>::quiet_NaN()), zeros(N, 0.0f);
+      ref = reference(false, false, 1, N, K, 1.0, x, K, W, ldb, 0.0, zeros, N);
+      sgemm(false, false, 1, N, K, 1.0f, x.data(), K, W.data(), ldb, 0.0f, nan.data(), N);
+      EXPECT_LT(testing::nmse(nan.data(), ref.data(), N), 1e-12);
+    }
+  }
 }
 
 TEST(GemmTest, EmptySizes) {
