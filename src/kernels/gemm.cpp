@@ -1,4 +1,5 @@
-// sgemm through the configured BLAS: oneDNN's dnnl_sgemm or OpenBLAS's cblas_sgemm. Both are
+// sgemm through the configured BLAS (POTOP_BLAS): oneDNN's dnnl_sgemm, OpenBLAS's cblas_sgemm,
+// or, by default, both, each GEMM going to the one that is faster for its size. Both are
 // row-major here and both run on the OpenMP runtime our own kernels use.
 #include "kernels/gemm.h"
 
@@ -10,34 +11,36 @@
 
 #if POTOP_BLAS_DNNL
 #include <dnnl.h>
-#else
+#endif
+#if POTOP_BLAS_OPENBLAS
 #include <cblas.h>
 #endif
 
 namespace potop {
 
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-           const float* B, int ldb, float beta, float* C, int ldc) {
-  POTOP_CHECK(M >= 0 && N >= 0 && K >= 0, "negative GEMM size");
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    // op(A)·op(B) is an empty sum: C = beta * C (beta == 0 overwrites, even NaN).
-    for (int i = 0; i < M; ++i) {
-      float* c = C + static_cast<size_t>(i) * ldc;
-      for (int j = 0; j < N; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
-    }
-    return;
-  }
-  if (M == 1 && !trans_a && !trans_b) {
-    // x (1, K) · B (K, N): batch-1 generation through every kInOut weight (gemv.h)
-    sgemv_rows(K, N, alpha, A, B, ldb, beta, C);
-    return;
-  }
+namespace {
+
+#if POTOP_BLAS_DNNL && POTOP_BLAS_OPENBLAS
+// With both libraries, a GEMM of at least this many multiply-adds (M·N·K) goes to oneDNN, a
+// smaller one to OpenBLAS. Measured here (docs/performance.md), with the training step's own
+// shapes, alternating builds: oneDNN was faster on every run of the 6-layer, 384-wide model
+// (GEMMs of 3·10⁸ multiply-adds and up, +7%), OpenBLAS on every run of the 128-wide one (10⁷
+// and below, +10%; oneDNN's small Aᵀ·B products, the weight gradients, were slow).
+constexpr double kDnnlMinMultiplyAdds = 1 << 27;
+#endif
+
 #if POTOP_BLAS_DNNL
+void dnnl_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+               int ldb, float beta, float* C, int ldc) {
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb,
                                           beta, C, ldc);
   POTOP_CHECK(status == dnnl_success, "dnnl_sgemm failed with status " + std::to_string(static_cast<int>(status)));
-#else
+}
+#endif
+
+#if POTOP_BLAS_OPENBLAS
+void openblas_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc) {
   if (M == 1 || N == 1) {
     // A matrix-vector product (generation at batch 1): OpenBLAS's sgemm would pack the whole
     // matrix first, its sgemv streams it once, about twice as fast. beta == 0 must overwrite
@@ -58,21 +61,57 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
   }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
               alpha, A, lda, B, ldb, beta, C, ldc);
+}
+#endif
+
+}  // namespace
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+           const float* B, int ldb, float beta, float* C, int ldc) {
+  POTOP_CHECK(M >= 0 && N >= 0 && K >= 0, "negative GEMM size");
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    // op(A)·op(B) is an empty sum: C = beta * C (beta == 0 overwrites, even NaN).
+    for (int i = 0; i < M; ++i) {
+      float* c = C + static_cast<size_t>(i) * ldc;
+      for (int j = 0; j < N; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+    }
+    return;
+  }
+  if (M == 1 && !trans_a && !trans_b) {
+    // x (1, K) · B (K, N): batch-1 generation through every kInOut weight (gemv.h)
+    sgemv_rows(K, N, alpha, A, B, ldb, beta, C);
+    return;
+  }
+#if POTOP_BLAS_DNNL && POTOP_BLAS_OPENBLAS
+  if (static_cast<double>(M) * N * K >= kDnnlMinMultiplyAdds) {
+    dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else {
+    openblas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+#elif POTOP_BLAS_DNNL
+  dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#else
+  openblas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
 }
 
 const char* blas_name() {
   static const std::string name = [] {
-#if POTOP_BLAS_DNNL
-    const dnnl_version_t* v = dnnl_version();
-    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-#else
-    std::string s = openblas_get_config();
+    std::string s;
+#if POTOP_BLAS_OPENBLAS
+    s = openblas_get_config();
     while (!s.empty() && s.back() == ' ') s.pop_back();
     const int parallel = openblas_get_parallel();
     s += parallel == OPENBLAS_OPENMP ? " (openmp)" : parallel == OPENBLAS_THREAD ? " (pthreads)" : " (serial)";
-    return s;
 #endif
+#if POTOP_BLAS_DNNL
+    const dnnl_version_t* v = dnnl_version();
+    const std::string dnnl =
+        "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    s = s.empty() ? dnnl : dnnl + " for GEMMs of 2^27+ multiply-adds, else " + s;
+#endif
+    return s;
   }();
   return name.c_str();
 }
