@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 
 #include "core/error.h"
@@ -25,7 +26,8 @@ int BatchParallel::shards(int B) const { return std::clamp(B, 1, max_replicas())
 template <class F>
 void BatchParallel::for_each_shard(int B, F f) {
   const int n = shards(B);
-  auto run = [&](int s) { f(s, static_cast<int>(int64_t{s} * B / n), static_cast<int>(int64_t{s + 1} * B / n - int64_t{s} * B / n)); };
+  auto first_row = [&](int s) { return static_cast<int>(int64_t{s} * B / n); };
+  auto run = [&](int s) { f(s, first_row(s), first_row(s + 1) - first_row(s)); };
   if (n == 1) {
     run(0);  // the model alone, its kernels threaded
     return;
@@ -96,10 +98,11 @@ void BatchParallel::reduce_grads() {
   const profile::Scope scope("reduce_grads");
   float* g = model_.grads().data();
   const size_t n = model_.grads().floats();
+  std::vector<const float*> parts;
+  for (GPT& r : replicas_) parts.push_back(r.grads().data());
   // Element i is summed in replica order whatever thread owns it: the same for every schedule.
 #pragma omp parallel num_threads(max_replicas())
-  for (GPT& r : replicas_) {
-    const float* part = r.grads().data();
+  for (const float* part : parts) {
 #pragma omp for simd schedule(static)
     for (size_t i = 0; i < n; ++i) g[i] += part[i];
   }
@@ -109,11 +112,11 @@ void BatchParallel::reduce_grads() {
 std::vector<std::pair<std::string, size_t>> BatchParallel::memory_plan() const {
   std::vector<std::pair<std::string, size_t>> plan = model_.memory_plan();
   for (const GPT& r : replicas_) {
-    for (const auto& [name, bytes] : r.memory_plan()) {
-      if (name == "parameters") continue;  // shared
-      auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& e) { return e.first == name; });
-      if (it == plan.end()) plan.emplace_back(name, bytes);
-      else it->second += bytes;
+    for (const auto& entry : r.memory_plan()) {
+      if (entry.first == "parameters") continue;  // shared
+      auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& e) { return e.first == entry.first; });
+      if (it == plan.end()) plan.push_back(entry);
+      else it->second += entry.second;
     }
   }
   return plan;

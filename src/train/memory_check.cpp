@@ -27,7 +27,8 @@ double physical_memory_bytes() {
 
 double estimated_training_bytes(const GPTConfig& c, int B, int T, int replicas) {
   const double R = double(B) * T, C = c.n_embd, H = c.n_head, V = c.vocab_size, L = c.n_layer;
-  // Parameters, from the layout (shapes only, nothing allocated): params, grads, m, v.
+  // Parameters, from the layout (shapes only, nothing allocated): params, m, v, and one
+  // gradient copy per replica.
   const double params = static_cast<double>(gpt_parameter_layout(c).total_floats());
   const double per_layer = R * (18 * C + 4) + double(B) * H * T * T;  // GPT::reserve's block buffers
   const double acts = R * C + L * per_layer + R * (C + 2) + 2 * R * V + R;
