@@ -14,7 +14,9 @@ inline int row_chunks(int N) { return (N + kRowChunk - 1) / kRowChunk; }
 // Per-thread scratch of at least n floats for chunk sums; grows once, then is reused.
 float* chunk_sum_scratch(int slot, size_t n);
 
-// dst (width) += Σ_ch partial[ch * width + c] over ch in [0, chunks), in order.
+// dst (width) += the column sums of partial (chunks, width), each column summed in row order, so
+// the result is the same for every thread count. Also the plain column sum of any row-major
+// matrix (a bias gradient: dbias += Σ_n dout[n]).
 void add_chunk_sums(float* dst, const float* partial, int chunks, int width);
 
 }  // namespace potop

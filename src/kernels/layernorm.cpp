@@ -4,19 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <vector>
 
 #include "kernels/column_sums.h"
 
 namespace potop {
 
 namespace {
-
-std::vector<float>& reduce_scratch(int n) {
-  thread_local std::vector<float> v;
-  v.resize(n);
-  return v;
-}
 
 // One row: o = LN(x), returning mean and rstd through m and s; `sum` is Σ x, already known.
 inline void normalize_row(float* __restrict o, float& m, float& s, const float* __restrict x, float sum,
@@ -73,12 +66,14 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   // One pass over the rows: each row's dinp, and its share of dweight = Σ_n norm ⊙ dout and
   // dbias = Σ_n dout summed in fixed row chunks (column_sums.h: the same for every thread count).
   const int chunks = row_chunks(N);
-  float* partial = chunk_sum_scratch(1, static_cast<size_t>(chunks) * 2 * C);  // (chunks, 2, C): dweight, dbias
+  float* partial_w = chunk_sum_scratch(1, static_cast<size_t>(chunks) * 2 * C);  // (chunks, C) for dweight,
+  float* partial_b = partial_w + static_cast<size_t>(chunks) * C;                  // then (chunks, C) for dbias
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
   for (int ch = 0; ch < chunks; ++ch) {
-    float* __restrict acc_w = partial + static_cast<size_t>(ch) * 2 * C;
-    float* __restrict acc_b = acc_w + C;
-    std::fill_n(acc_w, 2 * C, 0.0f);
+    float* __restrict acc_w = partial_w + static_cast<size_t>(ch) * C;
+    float* __restrict acc_b = partial_b + static_cast<size_t>(ch) * C;
+    std::fill_n(acc_w, C, 0.0f);
+    std::fill_n(acc_b, C, 0.0f);
     for (int n = ch * kRowChunk; n < std::min(N, (ch + 1) * kRowChunk); ++n) {
       const float* __restrict x = inp + static_cast<size_t>(n) * C;
       const float* __restrict d = dout + static_cast<size_t>(n) * C;
@@ -102,14 +97,8 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       }
     }
   }
-  // Σ over the chunks of each half: the partials are (chunks, 2, C), so take them as (chunks, 2C).
-  std::vector<float>& sums = reduce_scratch(2 * C);
-  std::fill(sums.begin(), sums.end(), 0.0f);
-  add_chunk_sums(sums.data(), partial, chunks, 2 * C);
-  for (int c = 0; c < C; ++c) dweight[c] += sums[c];
-  if (dbias) {
-    for (int c = 0; c < C; ++c) dbias[c] += sums[C + c];
-  }
+  add_chunk_sums(dweight, partial_w, chunks, C);
+  if (dbias) add_chunk_sums(dbias, partial_b, chunks, C);
 }
 
 }  // namespace potop

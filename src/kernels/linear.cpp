@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "kernels/column_sums.h"
 #include "kernels/gemm.h"
 
 namespace potop {
@@ -44,22 +45,7 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
       sgemm(true, false, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);  // dW (OC, C) += doutᵀ · inp
     }
   }
-  if (dbias) {
-    // dbias (OC) += Σ_n dout[n]. Threads own disjoint channel blocks and sum rows in order,
-    // so the result is the same for every thread count.
-    constexpr int kBlock = 256;
-    const int blocks = (OC + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC > 16384)
-    for (int blk = 0; blk < blocks; ++blk) {
-      const int o0 = blk * kBlock, width = std::min(kBlock, OC - o0);
-      float acc[kBlock] = {};
-      for (int n = 0; n < N; ++n) {
-        const float* d = dout + static_cast<size_t>(n) * OC + o0;
-        for (int o = 0; o < width; ++o) acc[o] += d[o];
-      }
-      for (int o = 0; o < width; ++o) dbias[o0 + o] += acc[o];
-    }
-  }
+  if (dbias) add_chunk_sums(dbias, dout, N, OC);  // dbias (OC) += Σ_n dout[n], the same for any thread count
 }
 
 }  // namespace potop

@@ -50,16 +50,10 @@ class MetaReader {
     if (v < min_value) fail(key, "is out of range (" + s + ")");
     return v;
   }
-  float real(const std::string& key) const {
+  template <class T>  // float or double
+  T real(const std::string& key) const {
     const std::string& s = text(key);
-    float v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) fail(key, "is not a number ('" + s + "')");
-    return v;
-  }
-  double real64(const std::string& key) const {
-    const std::string& s = text(key);
-    double v = 0;
+    T v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size() || s.empty()) fail(key, "is not a number ('" + s + "')");
     return v;
@@ -152,14 +146,14 @@ TrainState read_train_state(const SafetensorsFile& file) {
     s.sampler[i] = r.hex64("potop.sampler_rng", std::string_view(rng).substr(i * 17, 16));
   }
   if (s.sampler == Rng::State{}) r.fail("potop.sampler_rng", "is all zero, which no generator can be in");
-  s.best_score = r.real("potop.best_score");
-  s.train_loss = r.real("potop.train_loss");
-  s.val_loss = r.real("potop.val_loss");
+  s.best_score = r.real<float>("potop.best_score");
+  s.train_loss = r.real<float>("potop.train_loss");
+  s.val_loss = r.real<float>("potop.val_loss");
   s.nonfinite_skipped = r.integer<int>("potop.nonfinite_skipped", 0);
   s.data_hash = r.hex64("potop.data_hash");
   s.vocab_hash = r.hex64("potop.vocab_hash");
   s.threads = r.integer<int>("potop.threads", 1);
-  s.elapsed_s = r.real64("potop.elapsed_s");
+  s.elapsed_s = r.real<double>("potop.elapsed_s");
   s.options = r.object("potop.options");
   s.config = r.object("potop.config");
   return s;
