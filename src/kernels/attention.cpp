@@ -6,10 +6,12 @@
 // the result does not even depend on the thread count.
 //
 // Inside a job, queries go in blocks of kQueryBlock:
-//   forward   S = Q Kᵀ;  P = softmax(S / √D), keeping each row's max and normaliser;  O = dropout(P) V
-//   backward  S = Q Kᵀ again and P from the saved statistics (the forward's operations, so the
-//             forward's values);  dP = dO Vᵀ;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √D;
-//             dV += Pᵀ dO;  dK += dSᵀ Q;  dQ += dS K
+//   forward   S = Q Kᵀ;  E = exp(S / √D - m) with m each row's max, keeping m and 1 / rowsum(E);
+//             O = dropout(E) V / rowsum(E) = dropout(P) V, P = softmax(S / √D): dividing the D
+//             outputs of a row costs less than dividing its Tk probabilities
+//   backward  S = Q Kᵀ again and P = E / rowsum(E) from the saved statistics;  dP = dO Vᵀ;
+//             dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √D;  dV += Pᵀ dO;  dK += dSᵀ Q;  dQ += dS K
+//             (query blocks last to first, so the first block seen writes dK, dV and the rest add)
 // The products run on panel_matmul: its right-hand operand is first packed into panels kPanel
 // columns (two SIMD vectors) wide, stored row after row, and a tile of kTileRows × kPanel results
 // stays in registers while the sum runs down a panel. What the masks zero out is skipped: masked
@@ -66,12 +68,29 @@ inline vfloat vload(const float* p) {
   return v;
 }
 inline void vstore(float* p, vfloat v) { std::memcpy(p, &v, sizeof v); }
+// The first n lanes (0 <= n <= kLanes) of p: a masked load and store on AVX, where a memcpy of a
+// variable size would be a library call for every row or tile edge.
+inline vint lanes_below(int n) {
+  vint lane;
+  for (int l = 0; l < kLanes; ++l) lane[l] = l;
+  return lane < n;  // all ones in lanes [0, n)
+}
 inline vfloat vload_part(const float* p, int n) {
+#if defined(__AVX__)
+  return reinterpret_cast<vfloat>(_mm256_maskload_ps(p, reinterpret_cast<__m256i>(lanes_below(n))));
+#else
   vfloat v{};
   std::memcpy(&v, p, n * sizeof(float));
   return v;
+#endif
 }
-inline void vstore_part(float* p, vfloat v, int n) { std::memcpy(p, &v, n * sizeof(float)); }
+inline void vstore_part(float* p, vfloat v, int n) {
+#if defined(__AVX__)
+  _mm256_maskstore_ps(p, reinterpret_cast<__m256i>(lanes_below(n)), reinterpret_cast<__m256>(v));
+#else
+  std::memcpy(p, &v, n * sizeof(float));
+#endif
+}
 inline vfloat vbroadcast(float x) {  // one vbroadcastss (GCC builds a lane loop from inserts)
 #if defined(__AVX__)
   return reinterpret_cast<vfloat>(_mm256_set1_ps(x));
@@ -139,15 +158,48 @@ void pack_panels(float* dst, const float* x, ptrdiff_t rs, int n, int m) {
   }
 }
 
-// The transpose: from X (n, m) packed by pack_panels, Xᵀ (m, n) packed the same way.
-void transpose_panels(float* dst, const float* src, int n, int m) {
+#if defined(__AVX__)
+// dst row r (8 floats, rows ds apart) = column r of the 8 × 8 block at src (rows ss apart).
+inline void transpose8x8(float* dst, ptrdiff_t ds, const float* src, ptrdiff_t ss) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ss);
+  for (int i = 0; i < 8; i += 2) {  // interleave row pairs: a0 b0 a1 b1 | a4 b4 a5 b5, and the 2/3, 6/7 halves
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {  // four rows' elements side by side: a0 b0 c0 d0 | a4 b4 c4 d4, ...
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {  // join the 128-bit halves of rows 0-3 and 4-7
+    _mm256_storeu_ps(dst + i * ds, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ds, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+#endif
+
+// Xᵀ (m, n) packed as pack_panels packs an (m, n) matrix, read straight from X (n, m),
+// X(i, j) = x[i * rs + j]: X(i, j) lands at dst[(i - i % kPanel) · m + j · kPanel + i % kPanel],
+// and the padding past row n of X is zero. Attention needs Kᵀ and Vᵀ this way; whole 8 × 8
+// blocks go through AVX shuffles: element by element, packing took about a tenth of attention's time.
+void pack_panels_transposed(float* dst, const float* x, ptrdiff_t rs, int n, int m) {
   for (int i0 = 0; i0 < n; i0 += kPanel) {  // a panel of dst: columns i0.. of Xᵀ = rows i0.. of X
     const int w = std::min(kPanel, n - i0);
     float* d = dst + static_cast<size_t>(i0) * m;
-    for (int j = 0; j < m; ++j) {
-      const float* col = src + static_cast<size_t>(j - j % kPanel) * n + j % kPanel;  // X(·, j), kPanel apart
+    const float* xi = x + i0 * rs;
+    int j = 0;
+#if defined(__AVX__)
+    if (w == kPanel) {
+      for (; j + 8 <= m; j += 8) {
+        for (int c = 0; c < kPanel; c += 8) transpose8x8(d + j * kPanel + c, kPanel, xi + c * rs + j, rs);
+      }
+    }
+#endif
+    for (; j < m; ++j) {
       float* dj = d + j * kPanel;
-      for (int c = 0; c < w; ++c) dj[c] = col[(i0 + c) * kPanel];
+      for (int c = 0; c < w; ++c) dj[c] = xi[c * rs + j];
       for (int c = w; c < kPanel; ++c) dj[c] = 0.0f;
     }
   }
@@ -159,7 +211,12 @@ void transpose_panels(float* dst, const float* src, int n, int m) {
 template <int MR, bool kAdd>
 inline void panel_tile(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* panel,
                        int k0, int k1, int width) {
-  vfloat acc0[MR] = {}, acc1[MR] = {};
+  vfloat zero{};
+#if defined(__x86_64__) || defined(__i386__)
+  asm("" : "+x"(zero));  // an opaque zero: for a literal one GCC clears the accumulators by calling memset
+#endif
+  vfloat acc0[MR], acc1[MR];
+  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = zero;
   for (int k = k0; k < k1; ++k) {
     vfloat b0 = vload(panel + k * kPanel), b1 = vload(panel + k * kPanel + kLanes);
 #if defined(__x86_64__) || defined(__i386__)
@@ -236,21 +293,29 @@ VisibleKeys visible_keys(const AttentionDims& d, const AttentionMask& mask, int 
 
 // Reusable per-thread buffers: they only grow, so steady-state training allocates nothing.
 float* scratch(int slot, size_t n) {
-  thread_local std::vector<float> buffers[11];
+  thread_local std::vector<float> buffers[10];
   if (buffers[slot].size() < n) buffers[slot].resize(n);
   return buffers[slot].data();
 }
 
-// In place over the scores s[0..n) of one query: s = softmax(s · scale), then s[n..width) = 0.
-// stat = {m, 1 / Σ}, m the largest scaled score: s_j = exp(s_j · scale - m) / Σ, which
-// probabilities_row repeats. A query that sees no key gets zeros and stat {0, 0}.
-void softmax_row(float* s, int n, int width, float scale, float* stat) {
+// p[from..to) = 0, with vector stores: these runs are short and many, too short for a memset call.
+void zero_range(float* p, int from, int to) {
+  int j = from;
+  for (; j + kLanes <= to; j += kLanes) vstore(p + j, vfloat{});
+  for (; j < to; ++j) p[j] = 0.0f;
+}
+
+// In place over the scores s[0..n) of one query: s = exp(s · scale - m), unnormalised, then
+// s[n..width) = 0. stat = {m, 1 / Σ_j s_j}, m the largest scaled score, so that softmax(s · scale)
+// = s · stat[1]: the forward pass scales the query's output row by it instead of all n
+// probabilities, and probabilities_row repeats the same operations. A query that sees no key gets
+// zeros and stat {0, 0}.
+void exp_row(float* s, int n, int width, float scale, float* stat) {
   stat[0] = stat[1] = 0.0f;
   if (n > 0) {
     const int body = n - n % kLanes, tail = n - body;
-    // The last partial vector goes through a padded copy, so every element sees the same math.
-    vfloat last = vbroadcast(-INFINITY);
-    std::memcpy(&last, s + body, tail * sizeof(float));
+    // The last partial vector is loaded with -inf past n, so every element sees the same math.
+    const vfloat last = lanes_below(tail) ? vload_part(s + body, tail) : vbroadcast(-INFINITY);
     vfloat mx = last;
     for (int j = 0; j < body; j += kLanes) {
       const vfloat x = vload(s + j);
@@ -261,32 +326,37 @@ void softmax_row(float* s, int n, int width, float scale, float* stat) {
     stat[0] = m * scale;
     const vfloat m_s = vbroadcast(stat[0]);
     vfloat sum = vexp_nonpositive(last * scale - m_s);  // the padding lanes give exactly 0
-    std::memcpy(s + body, &sum, tail * sizeof(float));
+    vstore_part(s + body, sum, tail);
     for (int j = 0; j < body; j += kLanes) {
       const vfloat e = vexp_nonpositive(vload(s + j) * scale - m_s);
       vstore(s + j, e);
       sum += e;
     }
     stat[1] = 1.0f / vsum(sum);
-    for (int j = 0; j < n; ++j) s[j] *= stat[1];
   }
-  std::fill(s + std::min(n, width), s + width, 0.0f);
+  zero_range(s, std::min(n, width), width);
 }
 
-// softmax_row's probabilities again, from the same scores s[0..n) and its stat, in place (the
-// same operations, so the same values); s[n..width) = 0.
+// The probabilities exp_row's statistics stand for, from the same scores s[0..n), in place:
+// s_j = exp(s_j · scale - m) · (1 / Σ), the same operations as exp_row and the output scaling,
+// so the same values; s[n..width) = 0.
 void probabilities_row(float* s, int n, int width, float scale, const float* stat) {
   if (n > 0) {
     const int body = n - n % kLanes, tail = n - body;
-    const vfloat m_s = vbroadcast(stat[0]);
-    for (int j = 0; j < body; j += kLanes) vstore(s + j, vexp_nonpositive(vload(s + j) * scale - m_s));
-    vfloat last = vbroadcast(-INFINITY);
-    std::memcpy(&last, s + body, tail * sizeof(float));
-    const vfloat e = vexp_nonpositive(last * scale - m_s);
-    std::memcpy(s + body, &e, tail * sizeof(float));
-    for (int j = 0; j < n; ++j) s[j] *= stat[1];
+    const vfloat m_s = vbroadcast(stat[0]), inv = vbroadcast(stat[1]);
+    for (int j = 0; j < body; j += kLanes) vstore(s + j, vexp_nonpositive(vload(s + j) * scale - m_s) * inv);
+    const vfloat last = lanes_below(tail) ? vload_part(s + body, tail) : vbroadcast(-INFINITY);
+    vstore_part(s + body, vexp_nonpositive(last * scale - m_s) * inv, tail);
   }
-  std::fill(s + std::min(n, width), s + width, 0.0f);
+  zero_range(s, std::min(n, width), width);
+}
+
+// x[0..n) *= c
+void scale_row(float* x, int n, float c) {
+  const vfloat cv = vbroadcast(c);
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) vstore(x + j, vload(x + j) * cv);
+  for (; j < n; ++j) x[j] *= c;
 }
 
 // Σ_j a[j] b[j], j < n
@@ -391,11 +461,13 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;  // keys any query sees
     const int ld = panels(nk);                    // row stride of the scores
-    // The probabilities p[0..n) of query row i into att, if wanted; the masked rest exactly 0.
-    auto keep_att = [&](int i, const float* p, int n) {
+    // Query row i's probabilities into att, if wanted, from its exp_row values e[0..n): e · (1 / Σ),
+    // exactly as probabilities_row makes them; the masked rest exactly 0.
+    auto keep_att = [&](int i, const float* e, int n) {
       if (att) {
         float* a = att + (static_cast<size_t>(bh) * Tq + i) * Tk;
-        std::copy_n(p, n, a);
+        const float inv = st[2 * i + 1];
+        for (int j = 0; j < n; ++j) a[j] = e[j] * inv;
         std::fill(a + n, a + Tk, 0.0f);
       }
     };
@@ -406,10 +478,12 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
       for (int i = 0; i < Tq; ++i) {
         const int n = visible(i);
         dot_rows(s, qb + static_cast<size_t>(i) * dims.q_stride, kb, dims.k_stride, n, D);  // s = q kᵀ
-        softmax_row(s, n, nk, scale, st + 2 * i);                                            // p = softmax(s / √D)
+        exp_row(s, n, nk, scale, st + 2 * i);  // p = softmax(s / √D) = e / Σ
         keep_att(i, s, n);
         if (dropout) dropout_row(s, n, att_index(i), dropout_p, keep_scale, dropout_seed);
-        weighted_rows(ob + static_cast<size_t>(i) * HD, s, vb, dims.v_stride, n, D);  // o = p v
+        float* o = ob + static_cast<size_t>(i) * HD;
+        weighted_rows(o, s, vb, dims.v_stride, n, D);  // o = p v = (e v) / Σ
+        scale_row(o, D, st[2 * i + 1]);
       }
       continue;
     }
@@ -417,9 +491,7 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
     float* kt = scratch(0, static_cast<size_t>(ld) * D);            // Kᵀ (D, nk) in panels
     float* vp = scratch(1, static_cast<size_t>(panels(D)) * nk);    // V (nk, D) in panels
     float* s = scratch(2, static_cast<size_t>(kQueryBlock) * ld);  // scores, then probabilities (mb, nk)
-    float* kp = scratch(3, static_cast<size_t>(panels(D)) * nk);    // K (nk, D) in panels, to transpose
-    pack_panels(kp, kb, dims.k_stride, nk, D);
-    transpose_panels(kt, kp, nk, D);
+    pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
     pack_panels(vp, vb, dims.v_stride, nk, D);
 
     for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
@@ -427,22 +499,27 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
       const int nb = visible(i0 + mb - 1);  // keys this block sees
       // A tile of query rows [r, r + mr) needs the keys its last query sees.
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+      // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
+      // tile's keys are never read, and full-width tiles need no masked stores.
+      auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
       auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
       auto head_dim = [&](int, int) { return D; };
       auto head_range = [&](int, int) { return std::pair{0, D}; };
 
       // s (mb, nb) = q (mb, D) · kᵀ (D, nb)
-      panel_matmul<false>(s, ld, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, D, mb, nk,
-                          keys_of_tile, head_range);
+      panel_matmul<false>(s, ld, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, D, mb, ld,
+                          score_columns, head_range);
       for (int r = 0; r < mb; ++r) {
         float* sr = s + static_cast<size_t>(r) * ld;
         const int n = visible(i0 + r);
-        softmax_row(sr, n, nb, scale, st + 2 * (i0 + r));  // p = softmax(s / √D + mask)
+        exp_row(sr, n, nb, scale, st + 2 * (i0 + r));  // p = softmax(s / √D + mask) = e / Σ
         keep_att(i0 + r, sr, n);
         if (dropout) dropout_row(sr, n, att_index(i0 + r), dropout_p, keep_scale, dropout_seed);
       }
-      // out (mb, D) = dropout(p) (mb, nb) · v (nb, D)
-      panel_matmul<false>(ob + static_cast<size_t>(i0) * HD, HD, s, ld, 1, vp, nk, mb, D, head_dim, key_range);
+      // out (mb, D) = dropout(p) (mb, nb) · v (nb, D): dropout(e) · v, each row then divided by its Σ
+      float* ob_blk = ob + static_cast<size_t>(i0) * HD;
+      panel_matmul<false>(ob_blk, HD, s, ld, 1, vp, nk, mb, D, head_dim, key_range);
+      for (int r = 0; r < mb; ++r) scale_row(ob_blk + static_cast<size_t>(r) * HD, D, st[2 * (i0 + r) + 1]);
     }
   }
 }
@@ -485,21 +562,24 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     // dk and dv (nk, D) sum over all query blocks here, rows Dp apart, and reach dk, dv once at the end.
     float* dk_sum = scratch(8, static_cast<size_t>(Dp) * nk);
     float* dv_sum = scratch(9, static_cast<size_t>(Dp) * nk);
-    std::fill_n(dk_sum, static_cast<size_t>(Dp) * nk, 0.0f);
-    std::fill_n(dv_sum, static_cast<size_t>(Dp) * nk, 0.0f);
     pack_panels(kp, kb, dims.k_stride, nk, D);
-    transpose_panels(kt, kp, nk, D);
-    float* vp = scratch(10, static_cast<size_t>(Dp) * nk);  // V (nk, D) in panels, to transpose
-    pack_panels(vp, vb, dims.v_stride, nk, D);
-    transpose_panels(vt, vp, nk, D);
+    pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
+    pack_panels_transposed(vt, vb, dims.v_stride, nk, D);
 
-    // Rows of a (batch, head) go block after block on this thread: blocks add into the same dk, dv.
-    for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
+    // Rows of a (batch, head) go block after block on this thread, adding into the same dk, dv sums.
+    // The last block goes first: it sees every key any query sees (nk), so it writes all of the
+    // sums and they need no clearing.
+    const int last_block = Tq > 0 ? (Tq - 1) / kQueryBlock * kQueryBlock : -1;
+    for (int i0 = last_block; i0 >= 0; i0 -= kQueryBlock) {
+      const bool first = i0 == last_block;
       const int mb = std::min(kQueryBlock, Tq - i0);
       const int nb = visible(i0 + mb - 1);  // keys this block sees
       const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
       const float* qb_blk = qb + static_cast<size_t>(i0) * dims.q_stride;
       auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+      // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
+      // tile's keys are never read, and full-width tiles need no masked stores.
+      auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
       auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
       auto head_dim = [&](int, int) { return D; };
       auto head_range = [&](int, int) { return std::pair{0, D}; };
@@ -510,15 +590,15 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       };
 
       // forward: s = q · kᵀ, p = softmax(s / √D + mask), recomputed from the saved statistics
-      panel_matmul<false>(s, ld, qb_blk, dims.q_stride, 1, kt, D, mb, nk, keys_of_tile, head_range);
+      panel_matmul<false>(s, ld, qb_blk, dims.q_stride, 1, kt, D, mb, ld, score_columns, head_range);
       // forward: out = dropout(p) · v  =>  d dropout(p) (mb, nb) = dout (mb, D) · vᵀ (D, nb)
-      panel_matmul<false>(ds, ld, dob_blk, HD, 1, vt, D, mb, nk, keys_of_tile, head_range);
+      panel_matmul<false>(ds, ld, dob_blk, HD, 1, vt, D, mb, ld, score_columns, head_range);
 
       for (int r = 0; r < mb; ++r) {
         const int n = visible(i0 + r);
         float* pr = s + static_cast<size_t>(r) * ld;
         float* dr = ds + static_cast<size_t>(r) * ld;
-        probabilities_row(pr, n, nb, scale, st + 2 * (i0 + r));
+        probabilities_row(pr, n, nb, scale, st + 2 * (i0 + r));  // p = e / Σ, as the forward pass
         // forward: p̃ = p ⊙ keep / (1 - p_drop)  =>  dp = dp̃ ⊙ keep / (1 - p_drop)
         if (dropout) {
           const uint64_t base = (static_cast<uint64_t>(bh) * Tq + i0 + r) * Tk;
@@ -528,20 +608,25 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
             pdr[j] = pr[j] * m;
             dr[j] *= m;
           }
-          std::fill(pdr + n, pdr + nb, 0.0f);
+          zero_range(pdr, n, nb);
         }
         // forward: p = softmax(s / √D)  =>  ds = p ⊙ (dp - Σ_j p ⊙ dp) / √D  (the 1/√D folded in here)
         const float sum = dot(pr, dr, n);
         for (int j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - sum) * scale;
-        std::fill(dr + n, dr + nb, 0.0f);  // masked keys: no gradient
+        zero_range(dr, n, nb);  // masked keys: no gradient
       }
       pack_panels(qp, qb_blk, dims.q_stride, mb, D);
       pack_panels(dop, dob_blk, HD, mb, D);
 
       // forward: out = p̃ · v  =>  dv (nb, D) += p̃ᵀ (nb, mb) · dout (mb, D)
-      panel_matmul<true>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
       // forward: s = q · kᵀ  =>  dk (nb, D) += dsᵀ (nb, mb) · q (mb, D)
-      panel_matmul<true>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
+      if (first) {
+        panel_matmul<false>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
+        panel_matmul<false>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
+      } else {
+        panel_matmul<true>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
+        panel_matmul<true>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
+      }
       //                      =>  dq (mb, D) += ds (mb, nb) · k (nb, D)
       float* dq_blk = dqb + static_cast<size_t>(i0) * dims.q_stride;
       if (store == GradStore::kAccumulate) {
@@ -556,10 +641,13 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       float* dvj = dvb + static_cast<size_t>(j) * dims.v_stride;
       const float* gk = dk_sum + static_cast<size_t>(j) * Dp;
       const float* gv = dv_sum + static_cast<size_t>(j) * Dp;
-      if (store == GradStore::kOverwrite) {
-        for (int d = 0; d < D; ++d) dkj[d] = j < nk ? gk[d] : 0.0f, dvj[d] = j < nk ? gv[d] : 0.0f;
-      } else if (j < nk) {
-        for (int d = 0; d < D; ++d) dkj[d] += gk[d], dvj[d] += gv[d];
+      if (j >= nk) {
+        if (store == GradStore::kOverwrite) std::fill_n(dkj, D, 0.0f), std::fill_n(dvj, D, 0.0f);
+      } else if (store == GradStore::kOverwrite) {
+        std::copy_n(gk, D, dkj), std::copy_n(gv, D, dvj);
+      } else {
+        for (int d = 0; d < D; ++d) dkj[d] += gk[d];
+        for (int d = 0; d < D; ++d) dvj[d] += gv[d];
       }
     }
   }
