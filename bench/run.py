@@ -272,13 +272,14 @@ def report(results: dict, threads: list[int]) -> None:
                 sp = spread([r["tokens_per_s"] for r in rs])
                 print(f"{name:7s} {t:3d} {impl:8s} {ms:9.2f} ±{100 * sp:2.0f}% {tps:10.1f} {gf:8.1f} "
                       f"{100 * gf / peak[t]:6.1f}% {rss:7.1f} MiB")
-            ratios[key] = (paired_ratio(cell)[0], row["potop"][1] / row["pytorch"][1])
             gf_potop = row["potop"][0] * cell["potop"][0]["flops_per_token"] / 1e9
-            ratios[key] += (gf_potop / peak[t],)
+            ratio, per_round = paired_ratio(cell)
+            # (tokens/s ratio, RSS ratio, potop's share of peak, each round's tokens/s ratio)
+            ratios[key] = (ratio, row["potop"][1] / row["pytorch"][1], gf_potop / peak[t], per_round)
         print()
         print("potop / PyTorch tokens/s, median of the rounds' paired ratios (each round's in brackets); peak RSS")
         for k, r in ratios.items():
-            rounds = ", ".join(f"{x:.2f}" for x in paired_ratio(results["train"][k])[1])
+            rounds = ", ".join(f"{x:.2f}" for x in r[3])
             print(f"  {k:8s} {r[0]:.2f}x tokens/s [{rounds}]   {r[1]:.2f}x RSS")
         t2 = max(threads)
         if f"mid/{t2}" in ratios:

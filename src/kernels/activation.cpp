@@ -71,13 +71,11 @@ template <class G>
 void bias_activation_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                               G grad) {
   // dpre (N, OC), dbias (OC) or null, dout (N, OC), pre (N, OC)
-  const int chunks = row_chunks(N);
-  float* partial = dbias ? chunk_sum_scratch(0, static_cast<size_t>(chunks) * OC) : nullptr;  // (chunks, OC)
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC >= kParallelMin)
-  for (int ch = 0; ch < chunks; ++ch) {
-    float* acc = dbias ? partial + static_cast<size_t>(ch) * OC : nullptr;
-    if (acc) std::fill_n(acc, OC, 0.0f);
-    for (int n = ch * kRowChunk; n < std::min(N, (ch + 1) * kRowChunk); ++n) {
+  float* const sums_into[] = {dbias};
+  const std::span<float* const> dst(sums_into, dbias ? 1 : 0);
+  chunked_row_sums(N, OC, dst, static_cast<size_t>(N) * OC >= kParallelMin, [&](int r0, int r1, float* const* sums) {
+    float* acc = sums[0];  // dbias's share of this chunk, or null
+    for (int n = r0; n < r1; ++n) {
       const float* x = pre + static_cast<size_t>(n) * OC;
       const float* d = dout + static_cast<size_t>(n) * OC;
       float* g = dpre + static_cast<size_t>(n) * OC;
@@ -91,8 +89,7 @@ void bias_activation_backward(float* dpre, float* dbias, const float* dout, cons
         for (int c = 0; c < OC; ++c) g[c] = grad(d[c], x[c]);
       }
     }
-  }
-  if (dbias) add_chunk_sums(dbias, partial, chunks, OC);
+  });
 }
 
 }  // namespace

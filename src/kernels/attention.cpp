@@ -34,10 +34,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/scratch.h"
 
 namespace potop {
 
@@ -291,12 +291,9 @@ VisibleKeys visible_keys(const AttentionDims& d, const AttentionMask& mask, int 
   return {len, d.Tk - d.Tq, mask.kind == MaskKind::kCausal};
 }
 
-// Reusable per-thread buffers: they only grow, so steady-state training allocates nothing.
-float* scratch(int slot, size_t n) {
-  thread_local std::vector<float> buffers[10];
-  if (buffers[slot].size() < n) buffers[slot].resize(n);
-  return buffers[slot].data();
-}
+// This thread's buffer `slot` (core/scratch.h: grows once, so training allocates nothing).
+struct AttentionScratch;
+float* scratch(int slot, size_t n) { return thread_scratch<AttentionScratch, 10>(slot, n); }
 
 // p[from..to) = 0, with vector stores: these runs are short and many, too short for a memset call.
 void zero_range(float* p, int from, int to) {

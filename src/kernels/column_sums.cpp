@@ -1,15 +1,8 @@
 #include "kernels/column_sums.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace potop {
-
-float* chunk_sum_scratch(int slot, size_t n) {
-  thread_local std::vector<float> buffers[2];
-  if (buffers[slot].size() < n) buffers[slot].resize(n);
-  return buffers[slot].data();
-}
 
 void add_chunk_sums(float* dst, const float* partial, int chunks, int width) {
   // Threads own disjoint column blocks; each adds the chunks in order.

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "core/scratch.h"
 
 namespace potop {
 
@@ -41,9 +42,8 @@ void sgemv_rows(int K, int N, float alpha, const float* x, const float* W, int l
   // Below ~64 KiB of weights a parallel region costs more than it saves.
   const bool parallel = static_cast<size_t>(K) * N >= (1 << 14) && !omp_in_parallel();
   const int threads = parallel ? std::min(omp_get_max_threads(), std::max(1, K / 8)) : 1;
-  thread_local std::vector<float> partial;  // (threads, N), the caller's
-  partial.resize(static_cast<size_t>(threads) * N);
-  float* parts = partial.data();
+  struct Partials;
+  float* parts = thread_scratch<Partials>(0, static_cast<size_t>(threads) * N);  // (threads, N), the caller's
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();

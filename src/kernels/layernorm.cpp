@@ -65,16 +65,11 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   // forward: out = norm * weight + bias, norm = (inp - mean) * rstd
   // One pass over the rows: each row's dinp, and its share of dweight = Σ_n norm ⊙ dout and
   // dbias = Σ_n dout summed in fixed row chunks (column_sums.h: the same for every thread count).
-  const int chunks = row_chunks(N);
-  float* partial_w = chunk_sum_scratch(1, static_cast<size_t>(chunks) * 2 * C);  // (chunks, C) for dweight,
-  float* partial_b = partial_w + static_cast<size_t>(chunks) * C;                  // then (chunks, C) for dbias
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
-  for (int ch = 0; ch < chunks; ++ch) {
-    float* __restrict acc_w = partial_w + static_cast<size_t>(ch) * C;
-    float* __restrict acc_b = partial_b + static_cast<size_t>(ch) * C;
-    std::fill_n(acc_w, C, 0.0f);
-    std::fill_n(acc_b, C, 0.0f);
-    for (int n = ch * kRowChunk; n < std::min(N, (ch + 1) * kRowChunk); ++n) {
+  float* const sums_into[] = {dweight, dbias};
+  chunked_row_sums(N, C, sums_into, static_cast<size_t>(N) * C > 16384, [&](int r0, int r1, float* const* sums) {
+    float* __restrict acc_w = sums[0];
+    float* __restrict acc_b = sums[1];
+    for (int n = r0; n < r1; ++n) {
       const float* __restrict x = inp + static_cast<size_t>(n) * C;
       const float* __restrict d = dout + static_cast<size_t>(n) * C;
       float* __restrict g = dinp + static_cast<size_t>(n) * C;
@@ -96,9 +91,7 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
         acc_b[c] += d[c];
       }
     }
-  }
-  add_chunk_sums(dweight, partial_w, chunks, C);
-  if (dbias) add_chunk_sums(dbias, partial_b, chunks, C);
+  });
 }
 
 }  // namespace potop
