@@ -178,6 +178,9 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       const auto [d2, db2] = run(2);
       EXPECT_TRUE(testing::bitwise_equal(d1, dref));
       EXPECT_TRUE(testing::bitwise_equal(db1, db2)) << "dbias depends on the thread count";
+      std::vector<float> d_no_bias = dout;  // a layer without bias: no dbias, the same dpre
+      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC);
+      EXPECT_TRUE(testing::bitwise_equal(d_no_bias, dref));
       for (int c = 0; c < OC; ++c) {
         double s = 0.5;
         for (int r = 0; r < N; ++r) s += dref[size_t(r) * OC + c];
