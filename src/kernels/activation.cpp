@@ -71,22 +71,18 @@ template <class G>
 void bias_activation_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                               G grad) {
   // dpre (N, OC), dbias (OC) or null, dout (N, OC), pre (N, OC)
+  // Without a bias the chunk sums are still made, so the loop needs no test, and then dropped.
   float* const sums_into[] = {dbias};
-  const std::span<float* const> dst(sums_into, dbias ? 1 : 0);
-  chunked_row_sums(N, OC, dst, static_cast<size_t>(N) * OC >= kParallelMin, [&](int r0, int r1, float* const* sums) {
-    float* acc = sums[0];  // dbias's share of this chunk, or null
+  chunked_row_sums(N, OC, sums_into, static_cast<size_t>(N) * OC >= kParallelMin, [&](int r0, int r1, float* const* sums) {
+    float* acc = sums[0];  // dbias's share of this chunk
     for (int n = r0; n < r1; ++n) {
       const float* x = pre + static_cast<size_t>(n) * OC;
       const float* d = dout + static_cast<size_t>(n) * OC;
       float* g = dpre + static_cast<size_t>(n) * OC;
-      if (acc) {
-        for (int c = 0; c < OC; ++c) {
-          const float v = grad(d[c], x[c]);
-          g[c] = v;
-          acc[c] += v;
-        }
-      } else {
-        for (int c = 0; c < OC; ++c) g[c] = grad(d[c], x[c]);
+      for (int c = 0; c < OC; ++c) {
+        const float v = grad(d[c], x[c]);
+        g[c] = v;
+        acc[c] += v;
       }
     }
   });

@@ -275,6 +275,14 @@ void panel_matmul(float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdi
   }
 }
 
+// The same, C overwritten or added to as `store` says.
+template <class Cols, class KRange>
+void panel_matmul(GradStore store, float* C, ptrdiff_t ldc, const float* A, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                  const float* B, int K, int M, int N, Cols cols, KRange krange) {
+  if (store == GradStore::kAccumulate) panel_matmul<true>(C, ldc, A, a_rs, a_cs, B, K, M, N, cols, krange);
+  else panel_matmul<false>(C, ldc, A, a_rs, a_cs, B, K, M, N, cols, krange);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 // Which keys one (batch, head) lets query i see: j in [0, visible(i)). visible(i) is
@@ -568,7 +576,6 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     // sums and they need no clearing.
     const int last_block = Tq > 0 ? (Tq - 1) / kQueryBlock * kQueryBlock : -1;
     for (int i0 = last_block; i0 >= 0; i0 -= kQueryBlock) {
-      const bool first = i0 == last_block;
       const int mb = std::min(kQueryBlock, Tq - i0);
       const int nb = visible(i0 + mb - 1);  // keys this block sees
       const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
@@ -617,20 +624,12 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 
       // forward: out = p̃ · v  =>  dv (nb, D) += p̃ᵀ (nb, mb) · dout (mb, D)
       // forward: s = q · kᵀ  =>  dk (nb, D) += dsᵀ (nb, mb) · q (mb, D)
-      if (first) {
-        panel_matmul<false>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
-        panel_matmul<false>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
-      } else {
-        panel_matmul<true>(dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
-        panel_matmul<true>(dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
-      }
+      const GradStore into_sums = i0 == last_block ? GradStore::kOverwrite : GradStore::kAccumulate;
+      panel_matmul(into_sums, dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
+      panel_matmul(into_sums, dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
       //                      =>  dq (mb, D) += ds (mb, nb) · k (nb, D)
       float* dq_blk = dqb + static_cast<size_t>(i0) * dims.q_stride;
-      if (store == GradStore::kAccumulate) {
-        panel_matmul<true>(dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
-      } else {
-        panel_matmul<false>(dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
-      }
+      panel_matmul(store, dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
     }
     // Keys no query sees (j >= nk) get no gradient.
     for (int j = 0; j < Tk; ++j) {
