@@ -7,9 +7,9 @@
 //
 // train --profile also prints the per-kernel time table (core/profile.h) on stderr.
 //
-// Each prints one JSON object on stdout. Training steps are the trainer's: zero_grad, forward,
-// backward, clip the gradient norm to 1, AdamW. Tokens come from --tokens (an int32 file that
-// run.py writes from the corpus) or are uniform random ids.
+// Each prints one JSON object on stdout. Training steps are the trainer's own train_step
+// (train/train_step.h: zero_grad, forward, backward, clip the gradient norm to 1, AdamW). Tokens
+// come from --tokens (an int32 file that run.py writes from the corpus) or are uniform random ids.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -26,10 +26,10 @@
 #include "core/threads.h"
 #include "generate/generator.h"
 #include "kernels/gemm.h"
-#include "kernels/optimizer.h"
-#include "model/batch_parallel.h"
 #include "model/gpt.h"
 #include "train/adamw.h"
+#include "train/batch_parallel.h"
+#include "train/train_step.h"
 
 namespace potop::bench {
 
@@ -148,9 +148,9 @@ int train(const Args& a) {
   model.init_weights(1337);
   const int B = a.batch, T = a.block;
   BatchParallel parallel(model, a.parallel == "batch" ? std::min(a.threads, B) : 1);
-  parallel.reserve(B, T);
+  parallel.reserve({B, T});
   parallel.zero_grad();
-  AdamW optimizer(model.layout(), {});
+  AdamW optimizer(model.parameters().layout(), {});
   Rng rng(42);
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
   std::vector<double> times;
@@ -165,15 +165,8 @@ int train(const Args& a) {
     }
     profile::enable(a.profile && step >= a.warmup);
     const double t0 = now();
-    {
-      const profile::Scope scope("step");
-      parallel.zero_grad();
-      loss = parallel.forward(x.data(), y.data(), B, T, /*training=*/true, step);
-      parallel.backward();
-      parallel.reduce_grads();
-      clip_grad_norm(model.grads().data(), model.grads().floats(), 1.0);
-      optimizer.step(model, 1e-3f);
-    }
+    const StepSettings settings{/*lr=*/1e-3f, /*grad_clip=*/1.0f, /*micro_batches=*/1, /*dropout_seed=*/42, step};
+    loss = train_step(parallel, optimizer, settings, [&] { return Batch{{B, T}, x.data(), y.data()}; }).loss;
     if (step >= a.warmup) times.push_back(now() - t0);
   }
   faults = minor_faults() - faults;
@@ -211,7 +204,7 @@ int generate(const Args& a) {
       std::vector<int> context = prompt;
       for (int i = 0; i < count; ++i) {
         const int T = static_cast<int>(context.size());
-        model.forward(context.data(), nullptr, 1, T);
+        model.forward(Batch{{1, T}, context.data(), nullptr}, Pass{});
         context.push_back(sampler.sample(model.logits() + size_t(T - 1) * vocab, vocab));
       }
     }

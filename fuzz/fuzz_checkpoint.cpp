@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "checkpoint/model_dir.h"
+#include "checkpoint/train_state.h"
+#include "checkpoint/weights.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "model/gpt.h"
-#include "train/train_state.h"
+#include "train/resume.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace potop;
@@ -29,17 +31,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       return 0;
     }
-    if (gpt_parameter_layout(config).total_floats() > (1u << 20)) return 0;
+    if (GPT::parameter_layout(config).total_floats() > (1u << 20)) return 0;
     GPT model(config);
     try {
-      load_weights(file, model);
+      load_weights(file, model.parameters());
+    } catch (const Error&) {
+    }
+    try {
+      (void)read_tokenizer(file);
     } catch (const Error&) {
     }
     const TrainState state = read_train_state(file);
     std::vector<std::string> notes;
     (void)resume_options(state, TrainOptions{}, {"steps", "lr"}, "fuzz-dir", false, notes);
-    Arena m(model.layout()), v(model.layout());
-    load_train_state_tensors(file, model, m, v);
+    const Layout& layout = model.parameters().layout();
+    Arena m(layout), v(layout);
+    load_train_state_tensors(file, model.parameters(), {{"adamw.m.", &m}, {"adamw.v.", &v}});
   } catch (const Error&) {
     // Refusing bad input with a message is the expected outcome.
   }

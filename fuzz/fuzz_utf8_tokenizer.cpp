@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -33,8 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) {
     try {
-      const CharTokenizer tokenizer = CharTokenizer::from_json(j, "fuzz vocab.json");
-      if (CharTokenizer::from_json(tokenizer.to_json(), "again").chars() != tokenizer.chars()) std::abort();
+      const CharTokenizer tokenizer = CharTokenizer::from_vocab_json(j, "fuzz vocab.json");
+      if (CharTokenizer::from_vocab_json(tokenizer.vocab_json(), "again").chars() != tokenizer.chars()) std::abort();
+      // The object a checkpoint embeds must rebuild the same tokenizer.
+      if (tokenizer_from_json(tokenizer.to_json(), "embedded")->hash() != tokenizer.hash()) std::abort();
     } catch (const Error&) {
     }
   }

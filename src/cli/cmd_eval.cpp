@@ -9,6 +9,8 @@
 #include "core/threads.h"
 #include "data/dataset.h"
 #include "data/text_file.h"
+#include "train/batch_parallel.h"
+#include "train/evaluate.h"
 
 namespace potop::cli {
 
@@ -34,26 +36,24 @@ Run add_eval(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   return [a]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
-    if (a->threads < 0 || a->threads > 4 * hardware_threads())
-      throw Error("--threads must be between 0 and " + std::to_string(4 * hardware_threads()));
-    set_threads(a->threads > 0 ? a->threads : hardware_threads());
+    apply_threads_flag(a->threads);
     LoadedModel m = load_model_dir(a->model, a->checkpoint);
-    const std::u32string text = read_utf8_file(a->data);
-    const std::vector<int> tokens = m.tokenizer.encode(text, a->data);
+    const std::vector<int> tokens = m.tokenizer->encode(read_utf8_text(a->data), a->data);
     const int B = a->batch_size, T = m.config.block_size;
     const std::vector<EvalWindow> windows = eval_windows(tokens.size(), T, a->stride);
     if (windows.empty()) throw Error(a->data + ": needs at least 2 characters to score");
     std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
-    double sum = 0;
-    long counted = 0;
-    for (size_t first = 0; first < windows.size(); first += B) {
-      const int n = fill_eval_batch(x.data(), y.data(), tokens, windows, first, B, T);
-      m.model->forward(x.data(), y.data(), B, T);
-      for (size_t i = 0; i < x.size(); ++i)
-        if (y[i] >= 0) sum += m.model->losses()[i];
-      counted += n;
-    }
-    const double loss = sum / counted;
+    BatchParallel parallel(*m.model, std::min(get_threads(), B));
+    size_t first = 0;
+    const LossTotal total = evaluate_loss(parallel, [&](Batch& batch) {
+      if (first >= windows.size()) return false;
+      fill_eval_batch(x.data(), y.data(), tokens, windows, first, B, T);
+      first += B;
+      batch = Batch{{B, T}, x.data(), y.data()};
+      return true;
+    });
+    const long counted = total.targets;
+    const double loss = total.mean();
     const double perplexity = std::exp(loss), bits = loss / std::log(2.0);
     if (a->json) {
       std::printf("%s\n", nlohmann::json{{"loss", loss}, {"perplexity", perplexity}, {"bits_per_char", bits},

@@ -46,8 +46,8 @@ Run add_attention(CLI::App& app) {
   return [a]() {
     set_threads(hardware_threads());
     LoadedModel m = load_model_dir(a->model, a->checkpoint);
-    const std::vector<int> ids = m.tokenizer.encode_utf8(a->prompt, "--prompt");
-    write_file_atomic(a->out, attention_html(*m.model, m.tokenizer, ids, a->layer, a->head));
+    const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
+    write_file_atomic(a->out, attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head));
     std::printf("wrote %s\n", a->out.c_str());
     return 0;
   };

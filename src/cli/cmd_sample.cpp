@@ -35,18 +35,16 @@ Run add_sample(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "threads to use (0 = all cores)")->capture_default_str();
   return [a]() {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
-    if (a->threads < 0 || a->threads > 4 * hardware_threads())
-      throw Error("--threads must be between 0 and " + std::to_string(4 * hardware_threads()));
-    set_threads(a->threads > 0 ? a->threads : hardware_threads());
+    apply_threads_flag(a->threads);
     LoadedModel m = load_model_dir(a->model, a->checkpoint);
     validate(a->sampling, m.config.vocab_size);
     std::string prompt = a->prompt.empty() ? std::string("\n") : a->prompt;
-    if (a->prompt.empty() && !m.tokenizer.contains(U'\n')) prompt = m.tokenizer.decode_one(0);
-    const std::vector<int> ids = m.tokenizer.encode_utf8(prompt, "--prompt");
+    if (a->prompt.empty() && !m.tokenizer->can_encode(prompt)) prompt = m.tokenizer->decode_one(0);
+    const std::vector<int> ids = m.tokenizer->encode(prompt, "--prompt");
     std::fputs(prompt.c_str(), stdout);
     std::fflush(stdout);
     generate(*m.model, ids, a->tokens, a->sampling, a->seed, [&](int id) {
-      const std::string piece = m.tokenizer.decode_one(id);
+      const std::string piece = m.tokenizer->decode_one(id);
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
     });

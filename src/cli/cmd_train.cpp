@@ -48,18 +48,31 @@ Run add_train(CLI::App& app) {
                   "given come from the checkpoint");
   cmd->add_flag("--allow-data-change", control->allow_data_change,
                 "with --resume: continue on a text that differs from the checkpoint's");
-  for (const OptionField& f : option_fields(*options)) {
+  for (const Field& f : option_fields(*options)) {
+    const std::string flag = "--" + f.name;
     std::visit(
-        [&](auto* target) {
-          using T = std::remove_pointer_t<decltype(target)>;
-          if constexpr (std::is_same_v<T, bool>) cmd->add_flag("--" + f.name + ",!--no-" + f.name, *target, f.help);
-          else cmd->add_option("--" + f.name, *target, f.help)->capture_default_str();
+        [&](const auto& target) {
+          using P = std::decay_t<decltype(target)>;
+          if constexpr (std::is_same_v<P, Choice>) {
+            // An unknown name is bad input (exit 1, naming the flag), like every other bad value.
+            cmd->add_option_function<std::string>(
+                   flag,
+                   [target, flag](const std::string& value) {
+                     if (!target.set(value)) throw Error(flag + ": " + target.mismatch(value));
+                   },
+                   f.help)
+                ->default_str(target.get());
+          } else if constexpr (std::is_same_v<P, bool*>) {
+            cmd->add_flag(flag + ",!--no-" + f.name, *target, f.help);
+          } else {
+            cmd->add_option(flag, *target, f.help)->capture_default_str();
+          }
         },
         f.target);
   }
   return [cmd, options, config, control]() {
     std::vector<std::string>& given = control->given;
-    for (const OptionField& f : option_fields(*options))
+    for (const Field& f : option_fields(*options))
       if (cmd->count("--" + f.name) > 0 || (std::holds_alternative<bool*>(f.target) && cmd->count("--no-" + f.name) > 0))
         given.push_back(f.name);
     if (control->allow_data_change && control->resume.empty())

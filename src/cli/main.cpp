@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const potop::Error& e) {  // a flag's value refused while parsing (--norm middle)
+    std::fprintf(stderr, "potop: error: %s\n", e.what());
+    return 1;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A usage error is one line too, naming the flag, with where to read about it; exit 2.

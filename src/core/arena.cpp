@@ -22,10 +22,10 @@ std::string shape_string(const Shape& shape) {
   return s + ")";
 }
 
-size_t Layout::add(const std::string& name, const Shape& shape) {
+size_t Layout::add(const std::string& name, const Shape& shape, TensorInit init, bool decay) {
   POTOP_CHECK(!index_.count(name), "duplicate tensor name " + name);
   for (int64_t d : shape) POTOP_CHECK(d > 0, name + " has a non-positive dimension");
-  TensorSpec spec{name, shape, total_, shape_numel(shape)};
+  TensorSpec spec{name, shape, total_, shape_numel(shape), init, decay};
   total_ += (spec.numel + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
   index_[name] = specs_.size();
   specs_.push_back(std::move(spec));

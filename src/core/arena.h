@@ -13,18 +13,33 @@
 
 namespace potop {
 
+// How a parameter's values start (model/parameters.h draws them in layout order).
+struct TensorInit {
+  enum class Kind { kZeros, kOnes, kNormal };
+  Kind kind = Kind::kZeros;
+  double std = 0.0;  // kNormal: values are N(0, std²)
+
+  static TensorInit zeros() { return {}; }
+  static TensorInit ones() { return {Kind::kOnes, 0.0}; }
+  static TensorInit normal(double std) { return {Kind::kNormal, std}; }
+};
+
 struct TensorSpec {
   std::string name;
   Shape shape;
   size_t offset = 0;  // in floats, from the start of the block
   size_t numel = 0;
+  // Parameters only: how the tensor is initialised, and whether AdamW decays it (matrices and
+  // embeddings do; biases and LayerNorm gains do not). Stored here, never guessed from the name.
+  TensorInit init{};
+  bool decay = false;
 };
 
 class Layout {
  public:
   // Adds a tensor and returns its index. Every tensor starts on a 64-byte boundary so SIMD
   // loads never straddle two tensors' cache lines.
-  size_t add(const std::string& name, const Shape& shape);
+  size_t add(const std::string& name, const Shape& shape, TensorInit init = {}, bool decay = false);
   const std::vector<TensorSpec>& specs() const { return specs_; }
   const TensorSpec* find(const std::string& name) const;
   size_t total_floats() const { return total_; }

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <string>
 #include <thread>
 
 #include "core/error.h"
@@ -28,5 +29,17 @@ void set_threads(int n) {
 }
 
 int get_threads() { return g_threads ? g_threads : omp_get_max_threads(); }
+
+void check_threads_flag(int threads) {
+  const int max_threads = 4 * hardware_threads();
+  if (threads < 0 || threads > max_threads)
+    throw Error("--threads must be between 0 (all cores) and " + std::to_string(max_threads) + " (got " +
+                std::to_string(threads) + ")");
+}
+
+void apply_threads_flag(int threads) {
+  check_threads_flag(threads);
+  set_threads(threads > 0 ? threads : hardware_threads());
+}
 
 }  // namespace potop

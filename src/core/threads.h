@@ -9,4 +9,10 @@ int hardware_threads();
 void set_threads(int n);
 int get_threads();
 
+// The --threads flag every command takes: 0 means all cores, and at most 4 per core. Throws
+// potop::Error naming --threads otherwise.
+void check_threads_flag(int threads);
+// Checks the flag and makes it the thread count.
+void apply_threads_flag(int threads);
+
 }  // namespace potop

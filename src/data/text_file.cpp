@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "tokenizer/utf8.h"
 
 namespace potop {
@@ -43,11 +44,23 @@ std::string read_text_file(const std::filesystem::path& path) {
   return bytes;
 }
 
+std::string read_utf8_text(const std::filesystem::path& path) {
+  std::string bytes = read_text_file(path);
+  if (!utf8_valid(bytes)) utf8_decode(bytes, path.string());  // throws, naming the first bad byte
+  if (bytes.starts_with("\xEF\xBB\xBF")) bytes.erase(0, 3);  // the byte-order mark
+  if (bytes.empty()) throw Error(path.string() + ": file holds only a byte-order mark, no text");
+  return bytes;
+}
+
 std::u32string read_utf8_file(const std::filesystem::path& path) {
   std::u32string text = utf8_decode(read_text_file(path), path.string());
   if (!text.empty() && text.front() == U'\uFEFF') text.erase(0, 1);
   if (text.empty()) throw Error(path.string() + ": file holds only a byte-order mark, no text");
   return text;
+}
+
+uint64_t hash_training_text(std::u32string_view text) {
+  return fnv1a64_raw(text.data(), text.size() * sizeof(char32_t));
 }
 
 }  // namespace potop

@@ -1,8 +1,10 @@
 // Reading the training text. read_text_file returns the raw bytes, refusing with a message
 // that names the path anything that cannot be a text corpus; read_utf8_file also decodes them.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace potop {
 
@@ -14,5 +16,11 @@ std::string read_text_file(const std::filesystem::path& path);
 // read_text_file + strict UTF-8 decoding (errors give the byte offset and line). A leading
 // byte-order mark (U+FEFF) is dropped: it marks the encoding and is not part of the text.
 std::u32string read_utf8_file(const std::filesystem::path& path);
+// The same checks, the text kept as UTF-8 bytes (what a Tokenizer encodes).
+std::string read_utf8_text(const std::filesystem::path& path);
+
+// FNV-1a-64 of decoded text (code points as 32-bit little-endian values): a training state keeps
+// it, so resuming on another text is caught.
+uint64_t hash_training_text(std::u32string_view text);
 
 }  // namespace potop

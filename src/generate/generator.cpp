@@ -11,7 +11,7 @@ std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_toke
   POTOP_CHECK(!prompt.empty(), "generation needs at least one prompt token");
   const int block = model.config().block_size, V = model.config().vocab_size;
   Sampler sampler(options, seed);
-  KVCache cache(model.config());
+  KVCache cache = model.new_cache();
   std::vector<int> context = prompt;  // everything so far; the cache holds its tail
   std::vector<int> generated;
   generated.reserve(n_tokens);
@@ -20,7 +20,7 @@ std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_toke
   auto prefill = [&](int keep) {
     cache.length = 0;
     const int n = std::min<int>(keep, static_cast<int>(context.size()));
-    model.forward(context.data() + context.size() - n, nullptr, 1, n, false, 0, &cache);
+    model.forward(context.data() + context.size() - n, n, cache);
   };
   prefill(block);
   for (int i = 0; i < n_tokens; ++i) {
@@ -31,7 +31,7 @@ std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_toke
     if (on_token) on_token(token);
     if (i + 1 == n_tokens) break;
     if (cache.length == block) prefill(std::max(1, block / 2));
-    else model.forward(&context.back(), nullptr, 1, 1, false, 0, &cache);
+    else model.forward(&context.back(), 1, cache);
   }
   return generated;
 }

@@ -1,13 +1,17 @@
-// The shape of a decoder-only GPT and its architectural switches. One struct, validated in
-// one place, serialised to and from JSON (config.json in a model directory).
+// The shape of a decoder-only GPT and its architectural switches. One struct, one field list
+// (gpt_fields) that drives its JSON (config.json, checkpoints), the `potop train` flags and their
+// help, and one validate().
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
+
+#include "core/fields.h"
 
 namespace potop {
 
-enum class NormPlacement { kPre, kPost };            // GPT-2 pre-LN, or "Add & Norm" post-LN
-enum class Activation { kGelu, kRelu };              // feed-forward non-linearity
+enum class NormPlacement { kPre, kPost };               // GPT-2 pre-LN, or "Add & Norm" post-LN
+enum class Activation { kGelu, kRelu };                 // feed-forward non-linearity
 enum class PositionEncoding { kLearned, kSinusoidal };  // wpe table, or the fixed sin/cos table
 
 struct GPTConfig {
@@ -16,7 +20,7 @@ struct GPTConfig {
   int n_layer = 4;
   int n_head = 4;
   int n_embd = 128;      // C; head size is n_embd / n_head
-  float dropout = 0.0f;  // after embeddings, on attention probabilities, after each projection
+  float dropout = 0.0f;  // after embeddings, on attention probabilities, after each sub-layer
   bool bias = true;      // biases in linear layers and LayerNorms
   NormPlacement norm = NormPlacement::kPre;
   Activation activation = Activation::kGelu;
@@ -27,12 +31,13 @@ struct GPTConfig {
   void validate(const std::string& source = "config") const;
 };
 
+// Every field but vocab_size (which comes from the tokenizer, not from the user), in the order
+// of `potop train --help`. The fields marked `shape` fix the tensors' names and sizes.
+std::vector<Field> gpt_fields(GPTConfig& config);
+
 std::string to_string(NormPlacement v);
 std::string to_string(Activation v);
 std::string to_string(PositionEncoding v);
-NormPlacement parse_norm(const std::string& s, const std::string& field);
-Activation parse_activation(const std::string& s, const std::string& field);
-PositionEncoding parse_positions(const std::string& s, const std::string& field);
 
 nlohmann::json to_json(const GPTConfig& config);
 // Reads the fields present in j into config (others keep their values); rejects unknown

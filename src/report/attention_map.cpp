@@ -11,7 +11,7 @@ namespace potop {
 namespace {
 
 // How a character is shown on an axis: visible stand-ins for whitespace.
-std::string display(const CharTokenizer& tokenizer, int id) {
+std::string display(const Tokenizer& tokenizer, int id) {
   const std::string s = tokenizer.decode_one(id);
   if (s == "\n") return "↵";
   if (s == " ") return "␣";
@@ -55,7 +55,7 @@ std::string heat_map_svg(const float* att, const std::vector<std::string>& label
 
 }  // namespace
 
-std::string attention_html(GPT& model, const CharTokenizer& tokenizer, const std::vector<int>& ids, int layer,
+std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::vector<int>& ids, int layer,
                            int head) {
   const GPTConfig& c = model.config();
   const int T = static_cast<int>(ids.size());
@@ -66,7 +66,7 @@ std::string attention_html(GPT& model, const CharTokenizer& tokenizer, const std
     throw Error("--layer must be between 0 and " + std::to_string(c.n_layer - 1) + " (got " + std::to_string(layer) + ")");
   if (head < -1 || head >= c.n_head)
     throw Error("--head must be between 0 and " + std::to_string(c.n_head - 1) + " (got " + std::to_string(head) + ")");
-  model.forward(ids.data(), nullptr, 1, T);
+  model.forward(Batch{{1, T}, ids.data(), nullptr}, Pass{});
   std::vector<std::string> labels;
   for (int id : ids) labels.push_back(display(tokenizer, id));
 

@@ -107,8 +107,15 @@ std::vector<int> CharTokenizer::encode(std::u32string_view text, std::string_vie
   return ids;
 }
 
-std::vector<int> CharTokenizer::encode_utf8(std::string_view text, std::string_view what) const {
+std::vector<int> CharTokenizer::encode(std::string_view text, std::string_view what) const {
   return encode(utf8_decode(text, what), what);
+}
+
+bool CharTokenizer::can_encode(std::string_view text) const {
+  if (!utf8_valid(text)) return false;
+  for (char32_t c : utf8_decode(text, "text"))
+    if (!contains(c)) return false;
+  return true;
 }
 
 std::string CharTokenizer::decode_one(int id) const {
@@ -138,13 +145,17 @@ uint64_t CharTokenizer::hash() const {
   return h;
 }
 
-nlohmann::json CharTokenizer::to_json() const {
+nlohmann::json CharTokenizer::to_json() const { return {{"kind", kind()}, {"vocab", vocab_json()}}; }
+
+void CharTokenizer::save_files(const std::filesystem::path& dir) const { save(dir / "vocab.json"); }
+
+nlohmann::json CharTokenizer::vocab_json() const {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& s : utf8_) j.push_back(s);
   return j;
 }
 
-CharTokenizer CharTokenizer::from_json(const nlohmann::json& j, std::string_view source) {
+CharTokenizer CharTokenizer::from_vocab_json(const nlohmann::json& j, std::string_view source) {
   const std::string src(source);
   if (!j.is_array())
     throw Error(src + ": expected a JSON array of one-character strings, found " + json_type_name(j));
@@ -182,11 +193,11 @@ CharTokenizer CharTokenizer::load(const std::filesystem::path& path) {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999999
     throw Error(name + ": not valid JSON (" + e.what() + ")");
   }
-  return from_json(j, name);
+  return from_vocab_json(j, name);
 }
 
 void CharTokenizer::save(const std::filesystem::path& path) const {
-  write_file_atomic(path, to_json().dump(1) + "\n");  // errors name the path
+  write_file_atomic(path, vocab_json().dump(1) + "\n");  // errors name the path
 }
 
 }  // namespace potop

@@ -15,9 +15,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tokenizer/tokenizer.h"
+
 namespace potop {
 
-class CharTokenizer {
+class CharTokenizer final : public Tokenizer {
  public:
   CharTokenizer() { index(); }  // empty; encode rejects every character
   // chars[id] is the character of token id. Throws potop::Error if chars is empty, holds a
@@ -32,12 +34,17 @@ class CharTokenizer {
   // string of exactly one character, holds a duplicate, or is empty.
   static CharTokenizer load(const std::filesystem::path& path);
   void save(const std::filesystem::path& path) const;  // throws potop::Error if it cannot write
-  // The same array as a JSON value (e.g. to embed in another file); from_json validates like
-  // load, with source naming the value in messages.
-  nlohmann::json to_json() const;
-  static CharTokenizer from_json(const nlohmann::json& j, std::string_view source);
+  // The same array as a JSON value (e.g. to embed in another file); from_vocab_json validates
+  // like load, with source naming the value in messages.
+  nlohmann::json vocab_json() const;
+  static CharTokenizer from_vocab_json(const nlohmann::json& j, std::string_view source);
 
-  int size() const { return static_cast<int>(chars_.size()); }
+  // The Tokenizer interface. to_json() is {"kind": "char", "vocab": vocab_json()}; the model
+  // directory's file is vocab.json.
+  std::string kind() const override { return "char"; }
+  int size() const override { return static_cast<int>(chars_.size()); }
+  nlohmann::json to_json() const override;
+  void save_files(const std::filesystem::path& dir) const override;
   bool empty() const { return chars_.empty(); }
   const std::vector<char32_t>& chars() const { return chars_; }
   char32_t char_of(int id) const;  // id must be in [0, size()) (POTOP_CHECK)
@@ -49,23 +56,24 @@ class CharTokenizer {
   }
   bool contains(char32_t c) const { return id_of(c) >= 0; }
 
-  // Text -> ids. A character outside the vocabulary throws potop::Error, e.g.
+  // Code points -> ids. A character outside the vocabulary throws potop::Error, e.g.
   //   "prompt contains 'ж' (U+0436) at character 3, which the model never saw in training"
   // where what ("prompt") names the text and the position is the 0-based index of the
   // character (code point) in the text.
   std::vector<int> encode(std::u32string_view text, std::string_view what = "text") const;
-  // Decodes UTF-8 first (errors name what) and then encodes.
-  std::vector<int> encode_utf8(std::string_view text, std::string_view what = "text") const;
+  // UTF-8 -> ids: decodes first (errors name what), then encodes.
+  std::vector<int> encode(std::string_view text, std::string_view what = "text") const override;
+  bool can_encode(std::string_view text) const override;
 
   // Ids -> UTF-8. An id outside [0, size()) throws potop::Error.
-  std::string decode(std::span<const int> ids) const;
+  std::string decode(std::span<const int> ids) const override;
   // One token's UTF-8 bytes, for streaming output token by token.
-  std::string decode_one(int id) const;
+  std::string decode_one(int id) const override;
 
   // FNV-1a-64 of the vocabulary's characters in id order, as UTF-8 (concatenated code points
   // cannot be ambiguous). Stable across versions; checkpoints store it to catch a
   // mismatched vocab.json.
-  uint64_t hash() const;
+  uint64_t hash() const override;
 
  private:
   static constexpr char32_t kDirect = 0x800;  // ASCII, Latin, Greek, Cyrillic: table lookup

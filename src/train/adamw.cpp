@@ -2,15 +2,15 @@
 
 namespace potop {
 
-void AdamW::step(GPT& model, float lr) {
+void AdamW::step(ParameterSet& params, float lr) {
   ++t_;
   AdamWHyper h = hyper_;
   h.lr = lr;
-  Arena& params = model.params();
-  Arena& grads = model.grads();
-  for (const TensorSpec& spec : model.layout().specs()) {
-    const float decay = is_decayed_parameter(spec) ? hyper_.weight_decay : 0.0f;
-    adamw_update(params.at(spec), grads.at(spec), m_.at(spec), v_.at(spec), spec.numel, h, decay, t_);
+  Arena& values = params.values();
+  Arena& grads = params.grads();
+  for (const TensorSpec& spec : params.layout().specs()) {
+    const float decay = spec.decay ? hyper_.weight_decay : 0.0f;
+    adamw_update(values.at(spec), grads.at(spec), m_.at(spec), v_.at(spec), spec.numel, h, decay, t_);
   }
 }
 

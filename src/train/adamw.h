@@ -1,9 +1,10 @@
-// AdamW over a whole model: first and second moments in two arenas with the parameters'
-// layout, weight decay only on matrices and embeddings (nanoGPT's grouping).
+// AdamW over a model's parameter set: first and second moments in two arenas with the
+// parameters' layout, weight decay only on the tensors whose spec says so (matrices and
+// embeddings: nanoGPT's grouping).
 #pragma once
 #include "core/arena.h"
 #include "kernels/optimizer.h"
-#include "model/gpt.h"
+#include "model/parameters.h"
 
 namespace potop {
 
@@ -11,13 +12,15 @@ class AdamW {
  public:
   AdamW(const Layout& layout, const AdamWHyper& hyper) : m_(layout), v_(layout), hyper_(hyper) {}
 
-  // One update of every parameter from model.grads() at learning rate lr.
-  void step(GPT& model, float lr);
+  // One update of every parameter from its gradient, at learning rate lr.
+  void step(ParameterSet& params, float lr);
 
   long steps_taken() const { return t_; }
   void set_steps_taken(long t) { t_ = t; }  // when the moments are restored from a checkpoint
   Arena& m() { return m_; }
   Arena& v() { return v_; }
+  const Arena& m() const { return m_; }
+  const Arena& v() const { return v_; }
   size_t bytes() const { return m_.bytes() + v_.bytes(); }
 
  private:

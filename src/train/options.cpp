@@ -11,26 +11,14 @@
 
 namespace potop {
 
-std::string OptionField::json_key() const {
-  std::string key = name;
-  for (char& c : key) c = c == '-' ? '_' : c;
-  return key;
-}
-
-std::vector<OptionField> option_fields(TrainOptions& o) {
-  return {
+std::vector<Field> option_fields(TrainOptions& o) {
+  std::vector<Field> fields{
       {"data", "training text file (UTF-8)", &o.data},
       {"out", "model directory to write (created if missing)", &o.out},
       {"val-fraction", "fraction of the text, taken from its end, held out for validation", &o.val_fraction},
-      {"n-layer", "number of Transformer blocks", &o.n_layer},
-      {"n-head", "attention heads per block", &o.n_head},
-      {"n-embd", "embedding width C (divisible by n-head)", &o.n_embd},
-      {"block-size", "context length T in characters", &o.block_size},
-      {"dropout", "dropout probability in [0, 1)", &o.dropout},
-      {"bias", "biases in linear layers and LayerNorms", &o.bias},
-      {"norm", "LayerNorm placement: pre (GPT-2) or post (the original Add & Norm)", &o.norm},
-      {"activation", "feed-forward non-linearity: gelu or relu", &o.activation},
-      {"positions", "position encoding: learned or sinusoidal", &o.positions},
+  };
+  for (Field& f : gpt_fields(o.model)) fields.push_back(std::move(f));
+  std::vector<Field> rest{
       {"batch-size", "sequences per micro-batch", &o.batch_size},
       {"grad-accum", "micro-batches per optimizer step", &o.grad_accum},
       {"steps", "optimizer steps", &o.steps},
@@ -53,16 +41,13 @@ std::vector<OptionField> option_fields(TrainOptions& o) {
       {"skip-nonfinite", "skip a step whose loss or gradient norm is NaN or infinite instead of stopping",
        &o.skip_nonfinite},
   };
+  for (Field& f : rest) fields.push_back(std::move(f));
+  return fields;
 }
 
 GPTConfig TrainOptions::model_config(int vocab_size) const {
-  GPTConfig c;
+  GPTConfig c = model;
   c.vocab_size = vocab_size;
-  c.block_size = block_size, c.n_layer = n_layer, c.n_head = n_head, c.n_embd = n_embd;
-  c.dropout = dropout, c.bias = bias;
-  c.norm = parse_norm(norm, "--norm");
-  c.activation = parse_activation(activation, "--activation");
-  c.positions = parse_positions(positions, "--positions");
   return c;
 }
 
@@ -76,43 +61,12 @@ std::vector<std::string> apply_config_file(TrainOptions& options, const std::str
 std::vector<std::string> apply_options_json(TrainOptions& options, const nlohmann::json& j, const std::string& path,
                                             const std::vector<std::string>& skip) {
   if (!j.is_object()) throw Error(path + ": expected a JSON object of training options");
-  std::vector<std::string> applied;
-  auto fields = option_fields(options);
-  for (const auto& item : j.items()) {
-    // Named references, not a structured binding: lambdas cannot capture those before clang 16.
-    const std::string& key = item.key();
-    const nlohmann::json& value = item.value();
-    auto it = std::find_if(fields.begin(), fields.end(), [&](const OptionField& f) { return f.json_key() == key; });
-    if (it == fields.end()) throw Error(path + ": unknown option '" + key + "'");
-    if (std::find(skip.begin(), skip.end(), it->name) != skip.end()) continue;
-    const std::string where = path + ": " + key;
-    std::visit(
-        [&](auto* target) {
-          using T = std::remove_pointer_t<decltype(target)>;
-          bool ok;
-          if constexpr (std::is_same_v<T, bool>) ok = value.is_boolean();
-          else if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
-          else if constexpr (std::is_integral_v<T>) {
-            // In range of T: a value that does not fit must not wrap around.
-            ok = (value.is_number_unsigned() && value.template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())) ||
-                 (value.is_number_integer() && !value.is_number_unsigned() &&
-                  value.template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
-                  (std::is_unsigned_v<T> || value.template get<int64_t>() <= int64_t(std::numeric_limits<T>::max())));
-          } else ok = value.is_number();
-          if (!ok) throw Error(where + " has the wrong type or is out of range (got " + value.dump() + ")");
-          *target = value.template get<T>();
-        },
-        it->target);
-    applied.push_back(it->name);
-  }
-  return applied;
+  return apply_json(option_fields(options), j, path, "option", skip);
 }
 
 nlohmann::json to_json(const TrainOptions& options) {
   TrainOptions copy = options;
-  nlohmann::json j = nlohmann::json::object();
-  for (const OptionField& f : option_fields(copy)) std::visit([&](auto* t) { j[f.json_key()] = *t; }, f.target);
-  return j;
+  return fields_to_json(option_fields(copy));
 }
 
 namespace {
@@ -133,17 +87,19 @@ void validate(const TrainOptions& o) {
   require(!o.out.empty(), "out", "must name a directory");
   require(std::isfinite(o.val_fraction) && o.val_fraction >= 0 && o.val_fraction < 1, "val-fraction",
           "must be in [0, 1) (got " + num(o.val_fraction) + ")");
-  for (auto [flag, value] : {std::pair{"n-layer", o.n_layer}, {"n-head", o.n_head}, {"n-embd", o.n_embd},
-                             {"block-size", o.block_size}, {"batch-size", o.batch_size}, {"grad-accum", o.grad_accum},
+  const GPTConfig& m = o.model;
+  for (auto [flag, value] : {std::pair{"n-layer", m.n_layer}, {"n-head", m.n_head}, {"n-embd", m.n_embd},
+                             {"block-size", m.block_size}, {"batch-size", o.batch_size}, {"grad-accum", o.grad_accum},
                              {"steps", o.steps}, {"eval-interval", o.eval_interval}, {"eval-iters", o.eval_iters},
                              {"log-interval", o.log_interval}})
     require(value > 0, flag, "must be positive (got " + std::to_string(value) + ")");
-  require(o.n_embd % o.n_head == 0, "n-embd",
-          "(" + std::to_string(o.n_embd) + ") must be divisible by --n-head (" + std::to_string(o.n_head) + ")");
-  require(o.block_size <= 65536, "block-size", "is too large (max 65536)");
-  require(o.n_embd <= 65536, "n-embd", "is too large (max 65536)");
+  require(m.n_embd % m.n_head == 0, "n-embd",
+          "(" + std::to_string(m.n_embd) + ") must be divisible by --n-head (" + std::to_string(m.n_head) + ")");
+  require(m.block_size <= 65536, "block-size", "is too large (max 65536)");
+  require(m.n_embd <= 65536, "n-embd", "is too large (max 65536)");
+  require(m.n_layer <= 1024, "n-layer", "is too large (max 1024)");
   require(o.warmup >= 0, "warmup", "must be >= 0");
-  require(std::isfinite(o.dropout) && o.dropout >= 0 && o.dropout < 1, "dropout", "must be in [0, 1) (got " + num(o.dropout) + ")");
+  require(std::isfinite(m.dropout) && m.dropout >= 0 && m.dropout < 1, "dropout", "must be in [0, 1) (got " + num(m.dropout) + ")");
   require(std::isfinite(o.lr) && o.lr > 0, "lr", "must be a positive finite number (got " + num(o.lr) + ")");
   require(std::isfinite(o.min_lr) && o.min_lr >= 0 && o.min_lr <= o.lr, "min-lr",
           "must be finite, >= 0 and <= --lr (got " + num(o.min_lr) + ")");
@@ -151,13 +107,10 @@ void validate(const TrainOptions& o) {
   require(std::isfinite(o.beta2) && o.beta2 >= 0 && o.beta2 < 1, "beta2", "must be in [0, 1)");
   require(std::isfinite(o.weight_decay) && o.weight_decay >= 0, "weight-decay", "must be finite and >= 0");
   require(std::isfinite(o.grad_clip) && o.grad_clip >= 0, "grad-clip", "must be finite and >= 0 (0 disables clipping)");
-  const int max_threads = 4 * hardware_threads();
-  require(o.threads >= 0 && o.threads <= max_threads, "threads",
-          "must be between 0 (all cores) and " + std::to_string(max_threads) + " (got " + std::to_string(o.threads) + ")");
+  check_threads_flag(o.threads);
   require(o.parallel == "batch" || o.parallel == "kernel", "parallel",
           "must be 'batch' or 'kernel' (got '" + o.parallel + "')");
   require(o.keep >= 0, "keep", "must be >= 0 (got " + std::to_string(o.keep) + "); 0 keeps only latest and best");
-  (void)o.model_config(1);  // checks --norm, --activation, --positions
 }
 
 }  // namespace potop

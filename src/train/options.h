@@ -1,13 +1,14 @@
 // Everything `potop train` can be told, as one struct and one field list. The field list
 // drives the command-line flags (--n-layer), the JSON config file keys (n_layer), the help
-// text and what is saved in config.json, so a new option is added in exactly one place.
+// text and what is saved in config.json, so a new option is added in exactly one place. The
+// model's fields are the GPTConfig's own list (model/config.h), not copies of it.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "core/fields.h"
 #include "model/config.h"
 
 namespace potop {
@@ -17,11 +18,8 @@ struct TrainOptions {
   std::string data;
   std::string out = "runs/potop";
   double val_fraction = 0.1;
-  // model (vocab_size comes from the data)
-  int n_layer = 4, n_head = 4, n_embd = 128, block_size = 64;
-  float dropout = 0.0f;
-  bool bias = true;
-  std::string norm = "pre", activation = "gelu", positions = "learned";
+  // model: its vocab_size comes from the data
+  GPTConfig model;
   // optimisation: nanoGPT's small character-level recipe
   int batch_size = 12;
   int grad_accum = 1;
@@ -40,17 +38,11 @@ struct TrainOptions {
   int keep = 0;                 // also keep a resumable step-<N>.safetensors every `keep` steps
   bool skip_nonfinite = false;  // skip steps whose loss or gradient norm is not finite
 
-  GPTConfig model_config(int vocab_size) const;  // throws potop::Error on a bad --norm etc.
+  GPTConfig model_config(int vocab_size) const;
 };
 
-struct OptionField {
-  std::string name;  // kebab-case: the flag is --name, the JSON key name with '_' for '-'
-  std::string help;
-  std::variant<int*, float*, double*, bool*, std::string*, uint64_t*> target;
-  std::string json_key() const;
-};
-
-std::vector<OptionField> option_fields(TrainOptions& options);
+// The options in --help order: data, the model's gpt_fields, then the rest.
+std::vector<Field> option_fields(TrainOptions& options);
 
 // Applies a JSON config file's keys to options, skipping keys in `skip` (flags given on the
 // command line, which win). Unknown keys and wrong types are errors naming the file and key.

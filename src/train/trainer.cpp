@@ -6,20 +6,23 @@
 #include <optional>
 
 #include "checkpoint/model_dir.h"
+#include "checkpoint/train_state.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "core/profile.h"
 #include "core/hash.h"
+#include "core/profile.h"
 #include "core/threads.h"
 #include "data/dataset.h"
 #include "data/text_file.h"
 #include "kernels/gemm.h"
-#include "model/batch_parallel.h"
+#include "model/gpt.h"
+#include "tokenizer/char_tokenizer.h"
 #include "train/adamw.h"
+#include "train/batch_parallel.h"
+#include "train/evaluate.h"
 #include "train/memory_check.h"
-#include "train/progress.h"
+#include "train/resume.h"
 #include "train/schedule.h"
-#include "train/train_state.h"
 
 namespace potop {
 
@@ -30,35 +33,26 @@ namespace {
 float estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, int T, int iters, uint64_t seed,
                     std::vector<int>& x, std::vector<int>& y) {
   BatchSampler sampler(tokens, B, T, seed);
-  double sum = 0;
-  for (int i = 0; i < iters; ++i) {
-    sampler.next(x.data(), y.data());
-    sum += model.forward(x.data(), y.data(), B, T, /*training=*/false);
-  }
-  return static_cast<float>(sum / iters);
+  int drawn = 0;
+  return static_cast<float>(evaluate_loss(model, [&](Batch& batch) {
+                              if (drawn++ == iters) return false;
+                              sampler.next(x.data(), y.data());
+                              batch = Batch{{B, T}, x.data(), y.data()};
+                              return true;
+                            }).mean());
 }
 
-void print_memory_plan(std::FILE* log, const BatchParallel& model, const AdamW& optimizer) {
-  size_t total = optimizer.bytes();
+void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
   std::fprintf(log, "memory plan:\n");
-  for (const auto& [name, bytes] : model.memory_plan()) {
-    std::fprintf(log, "  %-26s %12s\n", name.c_str(), format_bytes(bytes).c_str());
-    total += bytes;
-  }
-  std::fprintf(log, "  %-26s %12s\n", "AdamW moments (m, v)", format_bytes(optimizer.bytes()).c_str());
-  std::fprintf(log, "  %-26s %12s\n", "total", format_bytes(total).c_str());
-}
-
-std::string snapshot_name(int step) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "step-%06d.safetensors", step);
-  return buf;
+  for (const MemoryPlan::Line& line : plan.lines)
+    std::fprintf(log, "  %-26s %12s\n", line.what.c_str(), format_bytes(static_cast<size_t>(line.bytes)).c_str());
+  std::fprintf(log, "  %-26s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
 }
 
 }  // namespace
 
 TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainControl& control) {
-  // A resumed run starts from the checkpoint's options; flags the user gave override them.
+  // Options: the command line's, or on resume the checkpoint's with the given ones on top.
   const bool resuming = !control.resume.empty();
   std::optional<SafetensorsFile> state_file;
   TrainState state;
@@ -71,7 +65,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     options = resume_options(state, requested, control.given, resume_dir, control.allow_data_change, changes);
   }
   validate(options);
-  set_threads(options.threads > 0 ? options.threads : hardware_threads());
+  apply_threads_flag(options.threads);
   profile::enable(options.profile);
   const fs::path out = options.out;
 
@@ -97,27 +91,31 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     tokenizer = CharTokenizer::from_text(text);
   }
   const std::vector<int> tokens = tokenizer.encode(text, options.data);
-  const TokenSplit split = split_tokens(tokens, options.val_fraction, options.block_size, options.data);
+  const TokenSplit split = split_tokens(tokens, options.val_fraction, options.model.block_size, options.data);
   const bool has_val = !split.val.empty();
   ensure_writable_directory(out);
 
+  // The model, checked against the machine's memory before anything is allocated.
   const GPTConfig config = options.model_config(tokenizer.size());
   config.validate("model");
   if (resuming && to_json(config) != state.config)
     throw Error(state_file->path() + ": its model config " + state.config.dump() + " does not match " +
                 to_json(config).dump());
-  const int B = options.batch_size, T = options.block_size;
+  const int B = options.batch_size, T = config.block_size;
   const int replicas = options.parallel == "batch" ? std::min(get_threads(), B) : 1;
-  check_training_fits(config, B, T, replicas);
+  MemoryPlan plan = BatchParallel::plan([&](const BatchShape& s) { return GPT::plan(config, s); }, {B, T}, replicas);
+  plan.lines.push_back({"AdamW moments (m, v)", 2.0 * GPT::parameter_layout(config).total_bytes()});
+  check_training_fits(plan, replicas);
   GPT model(config);
   if (!resuming) model.init_weights(options.seed);
   BatchParallel parallel(model, replicas);
-  parallel.reserve(B, T);
+  parallel.reserve({B, T});
   parallel.zero_grad();
-  AdamW optimizer(model.layout(), {options.lr, options.beta1, options.beta2, 1e-8f, options.weight_decay});
+  AdamW optimizer(model.parameters().layout(), {options.lr, options.beta1, options.beta2, 1e-8f, options.weight_decay});
+  const std::vector<TensorGroup> optimizer_state{{"adamw.m.", &optimizer.m()}, {"adamw.v.", &optimizer.v()}};
   BatchSampler sampler(split.train, B, T, hash64(options.seed, 1));
   if (resuming) {
-    load_train_state_tensors(*state_file, model, optimizer.m(), optimizer.v());
+    load_train_state_tensors(*state_file, model.parameters(), optimizer_state);
     optimizer.set_steps_taken(state.adam_steps);
     sampler.set_state(state.sampler);
     state_file.reset();  // the tensors are copied; free the file's bytes
@@ -134,9 +132,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
                    : "each kernel split over them";
   std::fprintf(log, "threads: %d, %s (--parallel %s), GEMM: %s\n", get_threads(), threading.c_str(),
                options.parallel.c_str(), blas_name());
-  print_memory_plan(log, parallel, optimizer);
-  if (const int n = remove_stale_temporaries(out); n > 0)
-    std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
+  print_memory_plan(log, plan);
   if (resuming) {
     std::fprintf(log, "resuming %s at step %d of %d\n", out.string().c_str(), state.step, options.steps);
     for (const std::string& c : changes)
@@ -145,137 +141,46 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     if (state.threads != get_threads())
       std::fprintf(log, "note: the run used %d threads and now uses %d: losses will not be bit-identical to an "
                    "uninterrupted run\n", state.threads, get_threads());
-    truncate_metrics(out / "metrics.jsonl", state.step);
-  } else {
-    if (fs::exists(out / kResumeFile))
-      std::fprintf(log, "note: %s held a previous run; starting a new one over it (use --resume to continue a run)\n",
-                   out.string().c_str());
-    write_file_atomic(out / "metrics.jsonl", std::string_view{});
+  } else if (fs::exists(out / kResumeFile)) {
+    std::fprintf(log, "note: %s held a previous run; starting a new one over it (use --resume to continue a run)\n",
+                 out.string().c_str());
   }
-
   save_model_files(out, config, tokenizer, to_json(options));
-  MetricsLog metrics((out / "metrics.jsonl").string());
+
+  // The job the run harness runs.
   const LRSchedule schedule{options.lr, options.min_lr, options.warmup, options.steps};
   const uint64_t eval_seed = hash64(options.seed, 2), dropout_seed = hash64(options.seed, 3);
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  TrainResult result{state.train_loss, state.val_loss, state.best_score, 0, 0};
-  result.nonfinite_skipped = state.nonfinite_skipped;
-  Progress progress(options.steps, log);
-  float loss = nan;
-
-  // The state saved with each checkpoint: everything but the tensors is filled in here.
-  state.data_hash = data_hash, state.vocab_hash = tokenizer.hash();
-  state.options = to_json(options), state.config = to_json(config);
-  const double elapsed_before = state.elapsed_s;
-  const int start = resuming ? state.step : 0;
-  int checkpoint_step = resuming ? start : -1;
-  auto elapsed = [&] { return elapsed_before + progress.elapsed_seconds(); };
-  // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
-  // --keep, and resume.safetensors last: until that rename, the previous state stays the one
-  // to resume from, and everything written before it is rewritten identically on resume.
-  auto checkpoint = [&](int step, const Metadata& meta, bool best) {
-    save_weights(out / "latest.safetensors", model, tokenizer, meta);
-    if (best) save_weights(out / "best.safetensors", model, tokenizer, meta);
-    state.step = step, state.adam_steps = optimizer.steps_taken(), state.sampler = sampler.state();
-    state.best_score = result.best_val_loss, state.train_loss = result.final_train_loss;
-    state.val_loss = result.final_val_loss, state.nonfinite_skipped = result.nonfinite_skipped;
-    state.threads = get_threads(), state.elapsed_s = elapsed();
-    if (options.keep > 0 && step > 0 && step % options.keep == 0)
-      save_train_state(out / snapshot_name(step), model, optimizer.m(), optimizer.v(), state);
-    save_train_state(out / kResumeFile, model, optimizer.m(), optimizer.v(), state);
-    checkpoint_step = step;
-  };
-
-  for (int step = start;; ++step) {
-    const bool last = step == options.steps;
-    const bool fresh = !(resuming && step == start);  // a resumed run's first step was evaluated before
-    if (fresh && (step % options.eval_interval == 0 || last)) {
-      const float train_loss = estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y);
-      const float val_loss =
-          has_val ? estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y) : nan;
-      progress.finish_line();
-      std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f\n", step, train_loss, val_loss);
-      metrics.write({{"kind", "eval"}, {"step", step}, {"train_loss", train_loss},
-                     {"val_loss", has_val ? nlohmann::json(val_loss) : nlohmann::json(nullptr)},
-                     {"elapsed_s", elapsed()}});
-      const float score = has_val ? val_loss : train_loss;
-      const bool best = score < result.best_val_loss;
-      if (best) result.best_val_loss = score;
-      result.final_train_loss = train_loss, result.final_val_loss = val_loss;
-      checkpoint(step, {{"step", std::to_string(step)}, {"train_loss", std::to_string(train_loss)},
-                        {"val_loss", std::to_string(val_loss)}}, best);
-    } else if (fresh && options.keep > 0 && step % options.keep == 0) {
-      checkpoint(step, {{"step", std::to_string(step)}}, false);
-    }
-    if (last) break;
-    if (control.stop_requested && control.stop_requested(step)) {
-      if (checkpoint_step != step) checkpoint(step, {{"step", std::to_string(step)}}, false);
-      progress.finish_line();
-      std::fprintf(log, "interrupted at step %d of %d; checkpoint saved to %s\nresume with: potop train --resume %s\n",
-                   step, options.steps, (out / kResumeFile).string().c_str(), out.string().c_str());
-      result.interrupted = true;
-      result.steps_done = step;
-      break;
-    }
-
-    const float lr = schedule.at(step);
-    const profile::Scope step_scope("step");  // --profile: what runs from here to the next step
-    parallel.zero_grad();
-    double step_loss = 0;
-    for (int micro = 0; micro < options.grad_accum; ++micro) {
+  const ModelHeader header = gpt_header(config, tokenizer);
+  RunJob job;
+  job.step = [&](int step) {
+    const StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step};
+    return train_step(parallel, optimizer, s, [&] {
       sampler.next(x.data(), y.data());
-      const uint64_t seed = hash64(dropout_seed, uint64_t(step) * options.grad_accum + micro);
-      step_loss += parallel.forward(x.data(), y.data(), B, T, /*training=*/true, seed);
-      parallel.backward(1.0f / options.grad_accum);
-    }
-    parallel.reduce_grads();
-    loss = static_cast<float>(step_loss / options.grad_accum);
-    const double grad_norm = options.grad_clip > 0
-                                 ? clip_grad_norm(model.grads().data(), model.grads().floats(), options.grad_clip)
-                                 : global_norm(model.grads().data(), model.grads().floats());
-    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-      progress.finish_line();
-      auto text = [](double v) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", v);
-        return std::isnan(v) ? std::string("NaN") : std::string(buf);
-      };
-      const std::string what = "the loss (" + text(loss) + ") or the gradient norm (" + text(grad_norm) + ") is not finite";
-      if (!options.skip_nonfinite)
-        throw Error("step " + std::to_string(step + 1) + ": " + what + "; training stopped. The last good checkpoint is " +
-                    (out / kResumeFile).string() + " (step " + std::to_string(checkpoint_step) +
-                    "): resume from it with a lower learning rate (potop train --resume " + out.string() +
-                    " --lr <lower>), or pass --skip-nonfinite to skip such steps");
-      ++result.nonfinite_skipped;
-      std::fprintf(log, "step %d: %s; step skipped (--skip-nonfinite; %d so far)\n", step + 1, what.c_str(),
-                   result.nonfinite_skipped);
-      metrics.write({{"kind", "skipped"}, {"step", step + 1}, {"loss", loss}, {"grad_norm", grad_norm}});
-      continue;
-    }
-    optimizer.step(model, lr);
-    progress.update(step + 1, loss, lr, long(B) * T * options.grad_accum);
-    if ((step + 1) % options.log_interval == 0 || step + 1 == options.steps) {
-      metrics.write({{"kind", "train"}, {"step", step + 1}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
-                     {"tokens_per_s", progress.tokens_per_second()}, {"elapsed_s", elapsed()}});
-    }
-  }
-  progress.finish_line();
-  if (options.profile) profile::print(log);
-  result.tokens_per_second = progress.tokens_per_second();
-  result.seconds = progress.elapsed_seconds();
-  if (result.interrupted) return result;
-  result.steps_done = options.steps;
-  if (result.nonfinite_skipped > 0)
-    std::fprintf(log, "skipped %d step%s with a non-finite loss or gradient norm (--skip-nonfinite)\n",
-                 result.nonfinite_skipped, result.nonfinite_skipped == 1 ? "" : "s");
-  if (resuming && start == options.steps)
-    std::fprintf(log, "the run in %s already finished at step %d; pass --steps N to train further\n",
-                 out.string().c_str(), start);
-  else
-    std::fprintf(log, "done in %s; model saved to %s\n", Progress::format_duration(result.seconds).c_str(),
-                 out.string().c_str());
-  return result;
+      return Batch{{B, T}, x.data(), y.data()};
+    });
+  };
+  job.evaluate = [&](int) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    return Evaluation{estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y),
+                      has_val ? estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y) : nan};
+  };
+  job.save_weights = [&](const fs::path& path, const Metadata& meta) {
+    save_weights(path, model.parameters(), header, meta);
+  };
+  job.save_state = [&](const fs::path& path, TrainState& s) {
+    s.adam_steps = optimizer.steps_taken(), s.sampler = sampler.state();
+    s.data_hash = data_hash, s.vocab_hash = tokenizer.hash();
+    s.options = to_json(options), s.config = to_json(config);
+    save_train_state(path, model.parameters(), header, optimizer_state, s);
+  };
+  job.stop_requested = control.stop_requested;
+  RunSettings settings;
+  settings.out = out, settings.steps = options.steps, settings.eval_interval = options.eval_interval;
+  settings.log_interval = options.log_interval, settings.keep = options.keep;
+  settings.skip_nonfinite = options.skip_nonfinite, settings.profile = options.profile;
+  settings.tokens_per_step = long(B) * T * options.grad_accum;
+  return run_training(settings, job, state, resuming, log);
 }
 
 }  // namespace potop

@@ -1,6 +1,7 @@
-// `potop train`: read the text, build the tokenizer and model, and run the training loop with
-// periodic evaluation, progress, metrics and atomic checkpoints; or continue a saved run
-// (train_state.h) so that its losses match an uninterrupted run bit for bit.
+// `potop train` for the GPT: read the text, build the tokenizer and model (or restore them from a
+// saved run), and hand the run harness (run.h) its job — a train_step over the sampler's batches,
+// an evaluation, and what a checkpoint holds. Everything a run does beyond setting up its model
+// and data lives in the harness, which every model's trainer shares.
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -8,19 +9,11 @@
 #include <vector>
 
 #include "train/options.h"
+#include "train/run.h"
 
 namespace potop {
 
-struct TrainResult {
-  float final_train_loss = 0;  // mean over eval_iters batches at the end
-  float final_val_loss = 0;    // NaN without a validation split
-  float best_val_loss = 0;
-  double tokens_per_second = 0;
-  double seconds = 0;
-  int steps_done = 0;          // optimizer steps completed, over all sessions of the run
-  bool interrupted = false;    // stopped early by stop_requested (a checkpoint was written)
-  int nonfinite_skipped = 0;   // steps skipped by --skip-nonfinite
-};
+using TrainResult = RunResult;
 
 // How one invocation runs, beyond the options saved with the model.
 struct TrainControl {

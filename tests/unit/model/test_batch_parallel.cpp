@@ -1,6 +1,6 @@
 // BatchParallel must compute the loss and gradients of the whole batch: the same as one model
 // over all rows, up to float rounding, for any split of the rows.
-#include "model/batch_parallel.h"
+#include "train/batch_parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "model/gpt.h"
 #include "support/testing.h"
 
 namespace potop {
@@ -20,13 +21,14 @@ GPTConfig config(NormPlacement norm, float dropout = 0.0f) {
   return c;
 }
 
-struct Batch {
+struct Tokens {
   std::vector<int> x, y;
+  Batch batch(int B, int T) const { return Batch{{B, T}, x.data(), y.data()}; }
 };
 
-Batch random_batch(const GPTConfig& c, int B, int T, uint64_t seed, bool some_ignored) {
+Tokens random_batch(const GPTConfig& c, int B, int T, uint64_t seed, bool some_ignored) {
   Rng rng(seed);
-  Batch b{std::vector<int>(size_t(B) * T), std::vector<int>(size_t(B) * T)};
+  Tokens b{std::vector<int>(size_t(B) * T), std::vector<int>(size_t(B) * T)};
   for (int& t : b.x) t = static_cast<int>(rng.below(c.vocab_size));
   for (int& t : b.y) t = static_cast<int>(rng.below(c.vocab_size));
   if (some_ignored) {
@@ -44,16 +46,16 @@ Result run(const GPTConfig& c, int replicas, int B, int T, bool some_ignored) {
   GPT model(c);
   model.init_weights(7);
   BatchParallel parallel(model, replicas);
-  parallel.reserve(B, T);
+  parallel.reserve({B, T});
   parallel.zero_grad();
   Result r;
   for (int micro = 0; micro < 2; ++micro) {
-    const Batch b = random_batch(c, B, T, 100 + micro, some_ignored);
-    r.losses.push_back(parallel.forward(b.x.data(), b.y.data(), B, T, /*training=*/true, 55));
+    const Tokens b = random_batch(c, B, T, 100 + micro, some_ignored);
+    r.losses.push_back(parallel.forward(b.batch(B, T), {/*training=*/true, 55}));
     parallel.backward(0.5f);
   }
   parallel.reduce_grads();
-  const Arena& g = model.grads();
+  const Arena& g = model.parameters().grads();
   r.grads.assign(g.data(), g.data() + g.floats());
   return r;
 }
@@ -87,16 +89,16 @@ TEST(BatchParallel, OneReplicaIsTheModelItself) {
   const Result parallel = run(c, 1, 4, 8, false);
   GPT model(c);
   model.init_weights(7);
-  model.zero_grad();
+  model.parameters().zero_grad();
   std::vector<float> losses;
   for (int micro = 0; micro < 2; ++micro) {
-    const Batch b = random_batch(c, 4, 8, 100 + micro, false);
-    losses.push_back(model.forward(b.x.data(), b.y.data(), 4, 8, true, 55));
+    const Tokens b = random_batch(c, 4, 8, 100 + micro, false);
+    losses.push_back(model.forward(b.batch(4, 8), {true, 55}));
     model.backward(0.5f);
   }
   EXPECT_EQ(parallel.losses, losses);
-  EXPECT_TRUE(testing::bitwise_equal(parallel.grads, std::vector<float>(model.grads().data(),
-                                                                        model.grads().data() + model.grads().floats())));
+  const Arena& g = model.parameters().grads();
+  EXPECT_TRUE(testing::bitwise_equal(parallel.grads, std::vector<float>(g.data(), g.data() + g.floats())));
 }
 
 TEST(BatchParallel, ShardsNeverExceedRows) {
@@ -111,16 +113,16 @@ TEST(BatchParallel, ShardsNeverExceedRows) {
 TEST(BatchParallel, MemoryPlanCountsEveryReplica) {
   const GPTConfig c = config(NormPlacement::kPre);
   GPT model(c);
-  model.reserve(6, 8);
+  model.reserve({6, 8});
   size_t one_grads = 0;
-  for (const auto& [name, bytes] : model.memory_plan())
-    if (name == "gradients") one_grads = bytes;
+  for (const auto& line : model.memory_plan({6, 8}).lines)
+    if (line.what == "gradients") one_grads = line.bytes;
   BatchParallel parallel(model, 3);
-  parallel.reserve(6, 8);
+  parallel.reserve({6, 8});
   size_t params = 0, grads = 0;
-  for (const auto& [name, bytes] : parallel.memory_plan()) {
-    if (name == "parameters") params = bytes;
-    if (name == "gradients") grads = bytes;
+  for (const auto& line : parallel.memory_plan({6, 8}).lines) {
+    if (line.what == "parameters") params = line.bytes;
+    if (line.what == "gradients") grads = line.bytes;
   }
   EXPECT_EQ(grads, 3 * one_grads);
   EXPECT_EQ(params, one_grads);  // shared, counted once

@@ -31,14 +31,14 @@ TEST_P(KVCacheTest, CachedLogitsMatchFullForward) {
   // Reference: full forward over the first n tokens, last row, for each n.
   std::vector<std::vector<float>> expected;
   for (int n = 1; n <= c.block_size; ++n) {
-    model.forward(tokens.data(), nullptr, 1, n);
+    model.forward(Batch{{1, n}, tokens.data(), nullptr}, Pass{});
     expected.emplace_back(model.logits() + size_t(n - 1) * c.vocab_size, model.logits() + size_t(n) * c.vocab_size);
   }
   // Cached: a 4-token prompt, then one token at a time.
-  KVCache cache(c);
-  model.forward(tokens.data(), nullptr, 1, 4, false, 0, &cache);
+  KVCache cache = model.new_cache();
+  model.forward(tokens.data(), 4, cache);
   for (int n = 4; n <= c.block_size; ++n) {
-    if (n > 4) model.forward(tokens.data() + n - 1, nullptr, 1, 1, false, 0, &cache);
+    if (n > 4) model.forward(tokens.data() + n - 1, 1, cache);
     const float* got = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
     for (int v = 0; v < c.vocab_size; ++v) ASSERT_NEAR(got[v], expected[n - 1][v], 1e-4) << "n=" << n << " v=" << v;
   }
@@ -64,7 +64,7 @@ TEST(Generate, GreedyIsDeterministicAndRunsPastTheBlockSize) {
   // Until the context first fills, greedy generation equals argmax of a full forward pass.
   std::vector<int> context = prompt;
   for (int i = 0; i + int(prompt.size()) < c.block_size; ++i) {
-    model.forward(context.data(), nullptr, 1, int(context.size()));
+    model.forward(Batch{{1, int(context.size())}, context.data(), nullptr}, Pass{});
     const float* last = model.logits() + size_t(context.size() - 1) * c.vocab_size;
     const int argmax = int(std::max_element(last, last + c.vocab_size) - last);
     ASSERT_EQ(a[i], argmax) << "token " << i;

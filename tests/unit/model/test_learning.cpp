@@ -4,9 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
-#include "kernels/optimizer.h"
 #include "model/gpt.h"
 #include "train/adamw.h"
+#include "train/batch_parallel.h"
+#include "train/train_step.h"
 
 namespace potop {
 namespace {
@@ -32,25 +33,25 @@ TEST(Learning, TinyGptLearnsToCopyASequence) {
   c.vocab_size = kDigits + 1, c.block_size = 2 * kLen + 1, c.n_layer = 2, c.n_head = 2, c.n_embd = 32;
   GPT model(c);
   model.init_weights(7);
-  AdamW optimizer(model.layout(), {3e-3f, 0.9f, 0.99f, 1e-8f, 0.0f});
+  BatchParallel one(model, 1);
+  AdamW optimizer(model.parameters().layout(), {3e-3f, 0.9f, 0.99f, 1e-8f, 0.0f});
   Rng rng(11);
   std::vector<int> x, y;
   const int B = 16, T = c.block_size;
   float first = 0, last = 0;
   for (int step = 0; step < 400; ++step) {
-    copy_batch(rng, B, x, y);
-    model.zero_grad();
-    const float loss = model.forward(x.data(), y.data(), B, T, true, step);
+    const StepSettings s{3e-3f, /*grad_clip=*/1.0f, /*micro_batches=*/1, /*dropout_seed=*/7, step};
+    const float loss = train_step(one, optimizer, s, [&] {
+                         copy_batch(rng, B, x, y);
+                         return Batch{{B, T}, x.data(), y.data()};
+                       }).loss;
     if (step == 0) first = loss;
-    model.backward();
-    clip_grad_norm(model.grads().data(), model.grads().floats(), 1.0);
-    optimizer.step(model, 3e-3f);
     last = loss;
   }
   EXPECT_GT(first, 2.0f) << "an untrained model should be at chance";
   // Held-out batch: the copy must be nearly perfect.
   copy_batch(rng, B, x, y);
-  const float held_out = model.forward(x.data(), y.data(), B, T);
+  const float held_out = model.forward(Batch{{B, T}, x.data(), y.data()}, Pass{});
   EXPECT_LT(held_out, 0.1f) << "last training loss " << last;
 }
 

@@ -20,12 +20,13 @@
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "kernels/optimizer.h"
 #include "model/gpt.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 #include "tokenizer/char_tokenizer.h"
 #include "train/adamw.h"
+#include "train/batch_parallel.h"
+#include "train/train_step.h"
 
 namespace potop {
 namespace {
@@ -58,21 +59,26 @@ GPTConfig small_config() {
   return c;
 }
 
-// GPT-2 initialisation, then matrices scaled up and biases and LayerNorm parameters perturbed.
+// GPT-2 initialisation, then matrices scaled up and biases and LayerNorm gains perturbed.
 // At GPT-2's std 0.02 a model this small is nearly linear (attention almost uniform, GELU inputs
 // near 0), so a wrong attention scale or GELU form would hardly show; init leaves biases 0 and
-// gains 1, which would hide a bias that is never added.
+// gains 1, which would hide a bias that is never added. Each tensor is picked by its init rule.
 void init_model(GPT& model, uint64_t seed) {
   model.init_weights(seed);
   Rng rng(seed + 1000);
-  for (const TensorSpec& spec : model.layout().specs()) {
-    float* w = model.params().at(spec);
-    if (spec.shape.size() >= 2) {
-      for (size_t i = 0; i < spec.numel; ++i) w[i] *= 8.0f;
-    } else if (spec.name.ends_with(".bias")) {
-      for (size_t i = 0; i < spec.numel; ++i) w[i] = static_cast<float>(0.1 * rng.normal());
-    } else if (spec.name.find("ln_") != std::string::npos) {
-      for (size_t i = 0; i < spec.numel; ++i) w[i] += static_cast<float>(0.1 * rng.normal());
+  const ParameterSet& params = model.parameters();
+  for (const TensorSpec& spec : params.layout().specs()) {
+    float* w = params.values().at(spec);
+    switch (spec.init.kind) {
+      case TensorInit::Kind::kNormal:  // matrices and embeddings
+        for (size_t i = 0; i < spec.numel; ++i) w[i] *= 8.0f;
+        break;
+      case TensorInit::Kind::kZeros:  // biases
+        for (size_t i = 0; i < spec.numel; ++i) w[i] = static_cast<float>(0.1 * rng.normal());
+        break;
+      case TensorInit::Kind::kOnes:  // LayerNorm gains
+        for (size_t i = 0; i < spec.numel; ++i) w[i] += static_cast<float>(0.1 * rng.normal());
+        break;
     }
   }
 }
@@ -94,7 +100,8 @@ void run_case(const Case& c) {
   const auto dir = testing::temp_dir("torch_parity_" + c.name);
   std::vector<char32_t> chars;
   for (int i = 0; i < V; ++i) chars.push_back(U'a' + i);
-  save_weights(dir / "weights.safetensors", model, CharTokenizer(chars));
+  const CharTokenizer tokenizer(chars);
+  save_weights(dir / "weights.safetensors", model.parameters(), gpt_header(config, tokenizer));
   write_safetensors(dir / "batch.safetensors", {{"tokens", Dtype::I32, {B, T}, tokens.data()},
                                                 {"targets", Dtype::I32, {B, T}, targets.data()}});
   const nlohmann::json j = {{"model", to_json(config)},
@@ -113,23 +120,25 @@ void run_case(const Case& c) {
 
   std::printf("[%s]\n", c.name.c_str());
   // One forward + backward, as a training step does.
-  model.zero_grad();
-  const float loss = model.forward(tokens.data(), targets.data(), B, T, /*training=*/true, /*dropout_seed=*/1);
+  const Batch batch{{B, T}, tokens.data(), targets.data()};
+  ParameterSet& params = model.parameters();
+  params.zero_grad();
+  const float loss = model.forward(batch, {/*training=*/true, /*dropout_seed=*/1});
   model.backward(1.0f);
   DiffReport forward("logits, loss", kForwardNmse);
   forward.add("logits", {model.logits(), size_t(BT) * V}, ref.f32("logits"));
   forward.add("loss", {&loss, 1}, ref.f32("loss"));
   forward.check();
   DiffReport grads("gradients", kGradNmse);
-  for (const TensorSpec& spec : model.layout().specs()) {
+  for (const TensorSpec& spec : params.layout().specs()) {
     EXPECT_EQ(ref.info("grad." + spec.name).shape, spec.shape) << spec.name;
-    grads.add("grad." + spec.name, {model.grads().at(spec), spec.numel}, ref.f32("grad." + spec.name));
+    grads.add("grad." + spec.name, {params.grads().at(spec), spec.numel}, ref.f32("grad." + spec.name));
   }
   grads.check();
   // The key bias gets no gradient (see below), in potop as in torch.
   for (int l = 0; config.bias && l < config.n_layer; ++l) {
     const std::string name = "h." + std::to_string(l) + ".attn.c_attn.bias";
-    const float* g = model.grads().at(*model.layout().find(name));
+    const float* g = params.grads().at(*params.layout().find(name));
     auto r = ref.f32("grad." + name);
     double scale = 0, key = 0;
     for (int i = 0; i < 3 * config.n_embd; ++i) {
@@ -140,23 +149,21 @@ void run_case(const Case& c) {
   }
 
   // `steps` AdamW steps on the same batch, as the trainer runs them.
-  const std::vector<float> initial(model.params().data(), model.params().data() + model.params().floats());
+  const std::vector<float> initial(params.values().data(), params.values().data() + params.values().floats());
   AdamWHyper hyper;
   hyper.lr = static_cast<float>(c.lr);
   hyper.beta1 = static_cast<float>(c.beta1);
   hyper.beta2 = static_cast<float>(c.beta2);
   hyper.eps = 1e-8f;
   hyper.weight_decay = static_cast<float>(c.weight_decay);
-  AdamW optimizer(model.layout(), hyper);
+  AdamW optimizer(params.layout(), hyper);
+  BatchParallel one(model, 1);
   std::vector<float> losses, norms;
   for (int step = 0; step < c.steps; ++step) {
-    model.zero_grad();
-    losses.push_back(model.forward(tokens.data(), targets.data(), B, T, /*training=*/true, hash64(1, step)));
-    model.backward(1.0f);
-    const double norm = c.grad_clip > 0 ? clip_grad_norm(model.grads().data(), model.grads().floats(), c.grad_clip)
-                                        : global_norm(model.grads().data(), model.grads().floats());
-    norms.push_back(static_cast<float>(norm));
-    optimizer.step(model, static_cast<float>(c.lr));
+    const StepSettings s{static_cast<float>(c.lr), static_cast<float>(c.grad_clip), 1, /*dropout_seed=*/1, step};
+    const StepResult r = train_step(one, optimizer, s, [&] { return batch; });
+    losses.push_back(r.loss);
+    norms.push_back(static_cast<float>(r.grad_norm));
   }
   DiffReport training("step losses, grad norms", kForwardNmse);
   training.add("losses", losses, ref.f32("losses"));
@@ -168,8 +175,8 @@ void run_case(const Case& c) {
   // turns that rounding noise into updates that differ between any two implementations.
   DiffReport updates("updates (final - initial)", kUpdateNmse);
   const size_t C = config.n_embd;
-  for (const TensorSpec& spec : model.layout().specs()) {
-    const float* p = model.params().at(spec);
+  for (const TensorSpec& spec : params.layout().specs()) {
+    const float* p = params.values().at(spec);
     auto r = ref.f32("final." + spec.name);
     const bool qkv_bias = spec.name.ends_with("attn.c_attn.bias");
     std::vector<float> mine, theirs;

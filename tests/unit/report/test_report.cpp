@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "report/attention_map.h"
+#include "tokenizer/char_tokenizer.h"
 #include "report/loss_plot.h"
 #include "support/testing.h"
 

@@ -31,7 +31,7 @@ TEST(CharTokenizer, BuildsSortedDistinctVocabulary) {
 TEST(CharTokenizer, EncodeDecodeRoundTrip) {
   const std::string text = "Zażółć gęślą jaźń. Съешь же ещё. 我能吞下玻璃。 👨‍👩‍👧‍👦 e\u0301\n\t\"\\";
   const auto tok = CharTokenizer::from_text(utf8_decode(text, "t"));
-  const std::vector<int> ids = tok.encode_utf8(text);
+  const std::vector<int> ids = tok.encode(text);
   EXPECT_EQ(ids.size(), utf8_decode(text, "t").size());
   for (int id : ids) EXPECT_TRUE(id >= 0 && id < tok.size());
   EXPECT_EQ(tok.decode(ids), text);
@@ -45,12 +45,12 @@ TEST(CharTokenizer, UnknownCharacterNamesItAndItsPosition) {
   const auto tok = CharTokenizer::from_text(U"abc");
   EXPECT_EQ(testing::error_message([&] { tok.encode(U"abж", "prompt"); }),
             "prompt contains 'ж' (U+0436) at character 2, which the model never saw in training");
-  EXPECT_EQ(testing::error_message([&] { tok.encode_utf8("ab\x07", "prompt"); }),
+  EXPECT_EQ(testing::error_message([&] { tok.encode("ab\x07", "prompt"); }),
             "prompt contains U+0007 at character 2, which the model never saw in training");
   EXPECT_EQ(testing::error_message([&] { tok.encode(U"\n"); }),
             "text contains newline (U+000A) at character 0, which the model never saw in training");
   // Invalid UTF-8 in the prompt is reported as such, naming the prompt.
-  EXPECT_EQ(testing::error_message([&] { tok.encode_utf8("a\xFF", "prompt"); }).rfind("prompt: invalid UTF-8 at byte offset 1", 0),
+  EXPECT_EQ(testing::error_message([&] { tok.encode("a\xFF", "prompt"); }).rfind("prompt: invalid UTF-8 at byte offset 1", 0),
             0u);
 }
 
@@ -138,9 +138,9 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
 
 TEST(CharTokenizer, JsonValueRoundTrip) {
   const auto tok = CharTokenizer::from_text(U"Zażółć\n");
-  const auto back = CharTokenizer::from_json(tok.to_json(), "model.json: vocab");
+  const auto back = CharTokenizer::from_vocab_json(tok.vocab_json(), "model.json: vocab");
   EXPECT_EQ(back.chars(), tok.chars());
-  EXPECT_EQ(testing::error_message([] { CharTokenizer::from_json(nlohmann::json::array({"a", 1}), "model.json: vocab"); }),
+  EXPECT_EQ(testing::error_message([] { CharTokenizer::from_vocab_json(nlohmann::json::array({"a", 1}), "model.json: vocab"); }),
             "model.json: vocab: entry 1 is a number, expected a string of exactly one character");
 }
 

@@ -11,8 +11,11 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "support/testing.h"
+#include "checkpoint/train_state.h"
+#include "model/gpt.h"
+#include "tokenizer/char_tokenizer.h"
 #include "train/memory_check.h"
-#include "train/train_state.h"
+#include "train/resume.h"
 #include "train/trainer.h"
 
 namespace potop {
@@ -32,9 +35,9 @@ std::string corpus() {
 TrainOptions tiny(const fs::path& out, const fs::path& data) {
   TrainOptions o;
   o.data = data.string(), o.out = out.string();
-  o.n_layer = 2, o.n_head = 2, o.n_embd = 16, o.block_size = 16, o.batch_size = 4;
+  o.model.n_layer = 2, o.model.n_head = 2, o.model.n_embd = 16, o.model.block_size = 16, o.batch_size = 4;
   o.steps = 30, o.eval_interval = 10, o.eval_iters = 2, o.log_interval = 1, o.warmup = 5;
-  o.dropout = 0.1f, o.threads = 1, o.lr = 1e-2f, o.min_lr = 1e-3f;
+  o.model.dropout = 0.1f, o.threads = 1, o.lr = 1e-2f, o.min_lr = 1e-3f;
   return o;
 }
 
@@ -167,7 +170,7 @@ TEST_F(Resume, IncompatibleChangesAreRefusedNamingWhatDiffers) {
   const TrainOptions o = tiny(dir_ / "run", data_);
   run(o, stop_at(12));
   TrainOptions wider = o;
-  wider.n_embd = 32;
+  wider.model.n_embd = 32;
   std::string msg = testing::error_message([&] { run(wider, resume(dir_ / "run", {"n-embd"})); });
   EXPECT_NE(msg.find("--n-embd 32 (the run used 16)"), std::string::npos) << msg;
   // Without the flag being given, the checkpoint's value is used and nothing is refused.
@@ -255,10 +258,12 @@ TEST(TrainState, RejectsDamagedMetadata) {
   c.vocab_size = 5, c.block_size = 4, c.n_layer = 1, c.n_head = 1, c.n_embd = 4;
   GPT model(c);
   model.init_weights(1);
-  Arena m(model.layout()), v(model.layout());
+  Arena m(model.parameters().layout()), v(model.parameters().layout());
   TrainState s;
   s.step = 3, s.threads = 1, s.sampler = Rng(7).state(), s.config = to_json(c);
-  save_train_state(dir / "s.safetensors", model, m, v, s);
+  const CharTokenizer tokenizer(std::vector<char32_t>{U'a', U'b', U'c', U'd', U'e'});
+  save_train_state(dir / "s.safetensors", model.parameters(), gpt_header(c, tokenizer),
+                   {{"adamw.m.", &m}, {"adamw.v.", &v}}, s);
   const TrainState back = read_train_state(SafetensorsFile(dir / "s.safetensors"));
   EXPECT_EQ(back.step, 3);
   EXPECT_EQ(back.sampler, s.sampler);
@@ -298,13 +303,13 @@ TEST(TrainState, TruncateMetricsKeepsRecordsUpToTheStep) {
 TEST(MemoryCheck, ImpossibleSizesAreRefusedBeforeAllocating) {
   GPTConfig c;
   c.vocab_size = 100, c.block_size = 4096, c.n_layer = 4, c.n_head = 64, c.n_embd = 1024;
-  std::string msg = testing::error_message([&] { check_training_fits(c, 4096, 4096); });
+  std::string msg = testing::error_message([&] { check_training_fits(GPT::plan(c, {4096, 4096})); });
   EXPECT_NE(msg.find("--batch-size"), std::string::npos) << msg;
   c.block_size = 64, c.n_head = 4, c.n_embd = 8192, c.n_layer = 1024;
-  msg = testing::error_message([&] { check_training_fits(c, 1, 64); });
+  msg = testing::error_message([&] { check_training_fits(GPT::plan(c, {1, 64})); });
   EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
   c.n_embd = 64, c.n_layer = 2;
-  EXPECT_NO_THROW(check_training_fits(c, 8, 64));
+  EXPECT_NO_THROW(check_training_fits(GPT::plan(c, {8, 64})));
 }
 
 }  // namespace

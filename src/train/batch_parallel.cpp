@@ -1,4 +1,4 @@
-#include "model/batch_parallel.h"
+#include "train/batch_parallel.h"
 
 #include <omp.h>
 
@@ -16,18 +16,23 @@ uint64_t shard_dropout_seed(uint64_t seed, int shard) {
   return shard == 0 ? seed : hash64(seed, 0x5348415244ULL + static_cast<uint64_t>(shard));  // "SHARD"
 }
 
-BatchParallel::BatchParallel(GPT& model, int threads) : model_(model) {
+BatchParallel::BatchParallel(Model& model, int threads) : model_(model) {
   POTOP_CHECK(threads >= 1, "BatchParallel needs at least one thread");
-  for (int s = 1; s < threads; ++s) replicas_.push_back(GPT::replica_of(model));
+  for (int s = 1; s < threads; ++s) replicas_.push_back(model.replica());
 }
 
 int BatchParallel::shards(int B) const { return std::clamp(B, 1, max_replicas()); }
 
+namespace {
+
+int first_row(int shard, int B, int shards) { return static_cast<int>(int64_t{shard} * B / shards); }
+
+}  // namespace
+
 template <class F>
 void BatchParallel::for_each_shard(int B, F f) {
   const int n = shards(B);
-  auto first_row = [&](int s) { return static_cast<int>(int64_t{s} * B / n); };
-  auto run = [&](int s) { f(s, first_row(s), first_row(s + 1) - first_row(s)); };
+  auto run = [&](int s) { f(s, first_row(s, B, n), first_row(s + 1, B, n) - first_row(s, B, n)); };
   if (n == 1) {
     run(0);  // the model alone, its kernels threaded
     return;
@@ -48,27 +53,25 @@ void BatchParallel::for_each_shard(int B, F f) {
     if (e) std::rethrow_exception(e);
 }
 
-void BatchParallel::reserve(int B, int T) {
-  for_each_shard(B, [&](int s, int, int rows) { replica(s).reserve(rows, T); });
+void BatchParallel::reserve(const BatchShape& shape) {
+  for_each_shard(shape.B, [&](int s, int, int rows) { replica(s).reserve({rows, shape.T}); });
 }
 
-float BatchParallel::forward(const int* tokens, const int* targets, int B, int T, bool training, uint64_t dropout_seed) {
-  shards_ = shards(B);
+float BatchParallel::forward(const Batch& batch, const Pass& pass) {
+  shards_ = shards(batch.B);
   std::vector<float> loss(shards_);
   std::vector<int> counted(shards_);
-  for_each_shard(B, [&](int s, int r0, int rows) {
-    const size_t offset = static_cast<size_t>(r0) * T;
-    loss[s] = replica(s).forward(tokens + offset, targets ? targets + offset : nullptr, rows, T, training,
-                                 shard_dropout_seed(dropout_seed, s));
+  for_each_shard(batch.B, [&](int s, int r0, int rows) {
+    loss[s] = replica(s).forward(batch.rows(r0, rows), {pass.training, shard_dropout_seed(pass.dropout_seed, s)});
     counted[s] = replica(s).counted_targets();
   });
   // mean over the whole batch = Σ_s mean_s · counted_s / Σ_s counted_s
-  int total = 0;
-  for (int c : counted) total += c;
+  counted_ = 0;
+  for (int c : counted) counted_ += c;
   shard_weight_.assign(shards_, 0.0);
   double sum = 0;
   for (int s = 0; s < shards_; ++s) {
-    if (total) shard_weight_[s] = static_cast<double>(counted[s]) / total;
+    if (counted_) shard_weight_[s] = static_cast<double>(counted[s]) / counted_;
     sum += shard_weight_[s] * loss[s];
   }
   return static_cast<float>(sum);
@@ -89,17 +92,17 @@ void BatchParallel::backward(float loss_scale) {
 void BatchParallel::zero_grad() {
   // Each thread zeroes (and, the first time, allocates) its own replica's gradients, so they
   // are first touched by the core that uses them.
-  for_each_shard(max_replicas(), [&](int s, int, int) { replica(s).zero_grad(); });
+  for_each_shard(max_replicas(), [&](int s, int, int) { replica(s).parameters().zero_grad(); });
   replica_grads_dirty_ = false;
 }
 
 void BatchParallel::reduce_grads() {
   if (!replica_grads_dirty_) return;
   const profile::Scope scope("reduce_grads");
-  float* g = model_.grads().data();
-  const size_t n = model_.grads().floats();
+  float* g = model_.parameters().grads().data();
+  const size_t n = model_.parameters().grads().floats();
   std::vector<const float*> parts;
-  for (GPT& r : replicas_) parts.push_back(r.grads().data());
+  for (auto& r : replicas_) parts.push_back(r->parameters().grads().data());
   // Element i is summed in replica order whatever thread owns it: the same for every schedule.
 #pragma omp parallel num_threads(max_replicas())
   for (const float* part : parts) {
@@ -109,17 +112,29 @@ void BatchParallel::reduce_grads() {
   replica_grads_dirty_ = false;
 }
 
-std::vector<std::pair<std::string, size_t>> BatchParallel::memory_plan() const {
-  std::vector<std::pair<std::string, size_t>> plan = model_.memory_plan();
-  for (const GPT& r : replicas_) {
-    for (const auto& entry : r.memory_plan()) {
-      if (entry.first == "parameters") continue;  // shared
-      auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& e) { return e.first == entry.first; });
-      if (it == plan.end()) plan.push_back(entry);
-      else it->second += entry.second;
+MemoryPlan BatchParallel::memory_plan(const BatchShape& shape) const {
+  return plan([&](const BatchShape& s) { return model_.memory_plan(s); }, shape, max_replicas());
+}
+
+MemoryPlan BatchParallel::plan(const std::function<MemoryPlan(const BatchShape&)>& model_plan, const BatchShape& shape,
+                               int threads) {
+  const int n = std::clamp(shape.B, 1, threads);
+  MemoryPlan total;
+  for (int s = 0; s < threads; ++s) {
+    // A replica beyond the batch's rows holds gradients but never runs.
+    const int rows = s < n ? first_row(s + 1, shape.B, n) - first_row(s, shape.B, n) : 0;
+    const MemoryPlan one = model_plan({rows, shape.T});
+    for (const MemoryPlan::Line& line : one.lines) {
+      if (s > 0 && line.shared) continue;
+      auto it = std::find_if(total.lines.begin(), total.lines.end(), [&](const auto& l) { return l.what == line.what; });
+      if (it == total.lines.end()) total.lines.push_back(line);
+      else it->bytes += line.bytes;
     }
+    if (one.largest_floats > total.largest_floats)
+      total.largest_tensor = one.largest_tensor, total.largest_floats = one.largest_floats,
+      total.largest_is_activation = one.largest_is_activation;
   }
-  return plan;
+  return total;
 }
 
 }  // namespace potop

@@ -1,0 +1,29 @@
+#include "model/model.h"
+
+#include "core/error.h"
+
+namespace potop {
+
+Batch Batch::rows(int first, int count) const {
+  POTOP_CHECK(first >= 0 && count >= 0 && first + count <= B, "rows outside the batch");
+  Batch shard = *this;
+  shard.B = count;
+  const size_t offset = static_cast<size_t>(first) * T;
+  shard.tokens = tokens ? tokens + offset : nullptr;
+  shard.targets = targets ? targets + offset : nullptr;
+  return shard;
+}
+
+double MemoryPlan::total() const {
+  double sum = 0;
+  for (const Line& l : lines) sum += l.bytes;
+  return sum;
+}
+
+double MemoryPlan::bytes(const std::string& what) const {
+  for (const Line& l : lines)
+    if (l.what == what) return l.bytes;
+  return 0;
+}
+
+}  // namespace potop

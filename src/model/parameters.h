@@ -1,0 +1,63 @@
+// A model's parameters as data: one Layout (names, shapes, and each tensor's init rule and
+// weight-decay flag), the values in one Arena and their gradients in another. Everything that
+// walks the parameters — initialisation, AdamW, checkpoints, the training state, gradient
+// clipping — takes a ParameterSet and reads what it needs from the specs; nothing looks at a
+// tensor's name to decide what to do with it.
+//
+// Layers declare their tensors while the model is built (ParamId is the index of the spec), then
+// the set allocates them once. A replica (batch-parallel training, model.h) shares the values —
+// the same memory, so an optimizer step is seen by all — and has gradients of its own.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/arena.h"
+#include "core/error.h"
+
+namespace potop {
+
+using ParamId = int32_t;
+inline constexpr ParamId kNoParam = -1;  // an optional tensor that this model does not have
+
+class ParameterSet {
+ public:
+  ParameterSet() = default;
+  // Allocates zeroed values for every tensor of the layout (gradients come on first use).
+  explicit ParameterSet(Layout layout);
+
+  // Same layout and values (shared memory), its own gradients.
+  ParameterSet replica() const;
+
+  const Layout& layout() const { return layout_; }
+  const TensorSpec& spec(ParamId id) const { return layout_.specs()[static_cast<size_t>(id)]; }
+  size_t count() const { return layout_.count(); }  // parameters, without alignment padding
+
+  Arena& values() { return *values_; }
+  const Arena& values() const { return *values_; }
+  Arena& grads();  // allocated (zeroed) on first use: inference never needs them
+  bool has_grads() const { return grads_.data() != nullptr; }
+
+  // The tensor's values or gradient; null for kNoParam.
+  float* value(ParamId id) const { return id == kNoParam ? nullptr : values_->at(spec(id)); }
+  float* grad(ParamId id) {
+    return id == kNoParam ? nullptr : grads().at(spec(id));
+  }
+
+  // Draws every tensor by its init rule, in layout order, from one generator seeded with `seed`.
+  void init(uint64_t seed);
+  void zero_grad();
+
+ private:
+  Layout layout_;
+  std::shared_ptr<Arena> values_;
+  Arena grads_;
+};
+
+// Declares one parameter tensor in a layout being built (the layers' constructors call it).
+inline ParamId declare(Layout& layout, const std::string& name, const Shape& shape, TensorInit init, bool decay) {
+  return static_cast<ParamId>(layout.add(name, shape, init, decay));
+}
+
+}  // namespace potop

@@ -1,0 +1,28 @@
+#include "tokenizer/tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tokenizer/char_tokenizer.h"
+
+namespace potop {
+
+std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source) {
+  const std::string src(source);
+  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())
+    throw Error(src + ": expected a tokenizer object with a \"kind\"");
+  const std::string kind = j["kind"].get<std::string>();
+  if (kind == "char") {
+    if (!j.contains("vocab")) throw Error(src + ": the char tokenizer has no \"vocab\"");
+    return std::make_unique<CharTokenizer>(CharTokenizer::from_vocab_json(j["vocab"], src + ": vocab"));
+  }
+  throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: char)");
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
+  if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(dir / "vocab.json"));
+  throw Error((dir / "config.json").string() + ": unknown tokenizer kind '" + std::string(kind) +
+              "' (this potop knows: char)");
+}
+
+}  // namespace potop

@@ -1,0 +1,49 @@
+// What every tokenizer offers, so that training, sampling, evaluation, pictures and checkpoints
+// work with any of them: text (UTF-8) <-> token ids, the vocabulary's size, a stable hash, and its
+// data as JSON (which every checkpoint embeds, so that a weights file alone can be used) and as
+// files in a model directory. CharTokenizer (one token per code point) is the first kind; a new
+// kind implements this interface and adds itself to tokenizer_from_json and load_tokenizer.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace potop {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // "char": the kind, stored in config.json and in checkpoints.
+  virtual std::string kind() const = 0;
+  virtual int size() const = 0;
+
+  // UTF-8 text -> ids. Text the tokenizer cannot encode (invalid UTF-8; for char, a character
+  // outside the vocabulary) throws potop::Error naming `what` and the place.
+  virtual std::vector<int> encode(std::string_view text, std::string_view what = "text") const = 0;
+  // Whether encode(text) would succeed.
+  virtual bool can_encode(std::string_view text) const = 0;
+  // Ids -> UTF-8. An id outside [0, size()) throws potop::Error.
+  virtual std::string decode(std::span<const int> ids) const = 0;
+  // One token's text, for streaming output token by token.
+  virtual std::string decode_one(int id) const = 0;
+
+  // FNV-1a-64 of the vocabulary, stable across versions: checkpoints keep it to catch a mismatch.
+  virtual uint64_t hash() const = 0;
+  // {"kind": "char", ...}: everything needed to rebuild it (tokenizer_from_json).
+  virtual nlohmann::json to_json() const = 0;
+  // Writes its files into a model directory (char: vocab.json), atomically.
+  virtual void save_files(const std::filesystem::path& dir) const = 0;
+};
+
+// Rebuilds a tokenizer from to_json()'s object; errors name `source`.
+std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source);
+// The tokenizer of kind `kind` saved in a model directory by Tokenizer::save_files.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind);
+
+}  // namespace potop

@@ -1,0 +1,177 @@
+#include "train/run.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/profile.h"
+#include "core/threads.h"
+#include "train/progress.h"
+
+namespace potop {
+
+namespace {
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string snapshot_name(int step) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "step-%06d.safetensors", step);
+  return buf;
+}
+
+RunResult run_training(const RunSettings& settings, const RunJob& job, TrainState state, bool resuming,
+                       std::FILE* log) {
+  const fs::path& out = settings.out;
+  if (const int n = remove_stale_temporaries(out); n > 0)
+    std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
+  if (resuming) truncate_metrics(out / "metrics.jsonl", state.step);
+  else write_file_atomic(out / "metrics.jsonl", std::string_view{});
+  MetricsLog metrics((out / "metrics.jsonl").string());
+
+  RunResult result{state.train_loss, state.val_loss, state.best_score, 0, 0, 0, false, state.nonfinite_skipped};
+  Progress progress(settings.steps, log);
+  const double elapsed_before = state.elapsed_s;
+  const int start = resuming ? state.step : 0;
+  int checkpoint_step = resuming ? start : -1;
+  auto elapsed = [&] { return elapsed_before + progress.elapsed_seconds(); };
+  // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
+  // keep, and the state (resume.safetensors) last: until that rename, the previous state stays
+  // the one to resume from, and everything written before it is rewritten identically on resume.
+  auto checkpoint = [&](int step, const Metadata& meta, bool best) {
+    job.save_weights(out / "latest.safetensors", meta);
+    if (best) job.save_weights(out / "best.safetensors", meta);
+    state.step = step, state.best_score = result.best_val_loss, state.train_loss = result.final_train_loss;
+    state.val_loss = result.final_val_loss, state.nonfinite_skipped = result.nonfinite_skipped;
+    state.threads = get_threads(), state.elapsed_s = elapsed();
+    if (settings.keep > 0 && step > 0 && step % settings.keep == 0) job.save_state(out / snapshot_name(step), state);
+    job.save_state(out / kResumeFile, state);
+    checkpoint_step = step;
+  };
+
+  for (int step = start;; ++step) {
+    const bool last = step == settings.steps;
+    const bool fresh = !(resuming && step == start);  // a resumed run's first step was evaluated before
+    if (fresh && (step % settings.eval_interval == 0 || last)) {
+      const Evaluation e = job.evaluate(step);
+      const bool has_val = !std::isnan(e.val_loss);
+      progress.finish_line();
+      std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f\n", step, e.train_loss, e.val_loss);
+      metrics.write({{"kind", "eval"}, {"step", step}, {"train_loss", e.train_loss},
+                     {"val_loss", has_val ? nlohmann::json(e.val_loss) : nlohmann::json(nullptr)},
+                     {"elapsed_s", elapsed()}});
+      const float score = has_val ? e.val_loss : e.train_loss;
+      const bool best = score < result.best_val_loss;
+      if (best) result.best_val_loss = score;
+      result.final_train_loss = e.train_loss, result.final_val_loss = e.val_loss;
+      checkpoint(step, {{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
+                        {"val_loss", std::to_string(e.val_loss)}}, best);
+    } else if (fresh && settings.keep > 0 && step % settings.keep == 0) {
+      checkpoint(step, {{"step", std::to_string(step)}}, false);
+    }
+    if (last) break;
+    if (job.stop_requested && job.stop_requested(step)) {
+      if (checkpoint_step != step) checkpoint(step, {{"step", std::to_string(step)}}, false);
+      progress.finish_line();
+      std::fprintf(log, "interrupted at step %d of %d; checkpoint saved to %s\nresume with: %s --resume %s\n", step,
+                   settings.steps, (out / kResumeFile).string().c_str(), settings.command.c_str(),
+                   out.string().c_str());
+      result.interrupted = true;
+      result.steps_done = step;
+      break;
+    }
+
+    const StepResult r = job.step(step);
+    if (!r.applied) {
+      progress.finish_line();
+      const std::string what = "the loss (" + number(r.loss) + ") or the gradient norm (" + number(r.grad_norm) +
+                               ") is not finite";
+      if (!settings.skip_nonfinite)
+        throw Error("step " + std::to_string(step + 1) + ": " + what + "; training stopped. The last good checkpoint is " +
+                    (out / kResumeFile).string() + " (step " + std::to_string(checkpoint_step) +
+                    "): resume from it with a lower learning rate (" + settings.command + " --resume " + out.string() +
+                    " --lr <lower>), or pass --skip-nonfinite to skip such steps");
+      ++result.nonfinite_skipped;
+      std::fprintf(log, "step %d: %s; step skipped (--skip-nonfinite; %d so far)\n", step + 1, what.c_str(),
+                   result.nonfinite_skipped);
+      metrics.write({{"kind", "skipped"}, {"step", step + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm}});
+      continue;
+    }
+    progress.update(step + 1, r.loss, r.lr, settings.tokens_per_step);
+    if ((step + 1) % settings.log_interval == 0 || step + 1 == settings.steps) {
+      metrics.write({{"kind", "train"}, {"step", step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+                     {"tokens_per_s", progress.tokens_per_second()}, {"elapsed_s", elapsed()}});
+    }
+  }
+  progress.finish_line();
+  if (settings.profile) profile::print(log);
+  result.tokens_per_second = progress.tokens_per_second();
+  result.seconds = progress.elapsed_seconds();
+  if (result.interrupted) return result;
+  result.steps_done = settings.steps;
+  if (result.nonfinite_skipped > 0)
+    std::fprintf(log, "skipped %d step%s with a non-finite loss or gradient norm (--skip-nonfinite)\n",
+                 result.nonfinite_skipped, result.nonfinite_skipped == 1 ? "" : "s");
+  if (resuming && start == settings.steps)
+    std::fprintf(log, "the run in %s already finished at step %d; pass --steps N to train further\n",
+                 out.string().c_str(), start);
+  else
+    std::fprintf(log, "done in %s; model saved to %s\n", Progress::format_duration(result.seconds).c_str(),
+                 out.string().c_str());
+  return result;
+}
+
+void truncate_metrics(const fs::path& metrics, int step) {
+  std::error_code ec;
+  if (!fs::exists(metrics, ec)) return;
+  const std::string text = read_file(metrics);
+  std::string kept;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t end = text.find('\n', begin);
+    if (end == std::string::npos) break;  // a line without its newline was cut short
+    const std::string_view line(text.data() + begin, end - begin);
+    begin = end + 1;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    const auto s = j.find("step");
+    if (s != j.end() && (!s->is_number_integer() || s->get<int64_t>() > step)) continue;
+    kept.append(line).push_back('\n');
+  }
+  if (kept != text) write_file_atomic(metrics, kept);
+}
+
+int remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t tmp = name.rfind(".tmp-");
+    if (tmp == std::string::npos) continue;
+    const std::string base = name.substr(0, tmp), pid_text = name.substr(tmp + 5);
+    const bool ours = base == "config.json" || base == "vocab.json" || base == "metrics.jsonl" ||
+                      base == "latest.safetensors" || base == "best.safetensors" || base == kResumeFile ||
+                      (base.starts_with("step-") && base.ends_with(".safetensors"));
+    long pid = 0;
+    const auto [end, perr] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    if (!ours || perr != std::errc() || end != pid_text.data() + pid_text.size() || pid <= 0) continue;
+    if (pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;  // its writer still runs
+    if (fs::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace potop
