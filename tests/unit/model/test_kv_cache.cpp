@@ -72,6 +72,39 @@ TEST(Generate, GreedyIsDeterministicAndRunsPastTheBlockSize) {
   }
 }
 
+// When the context reaches block_size, generation rebuilds the cache from the last block_size / 2
+// tokens. Every token's logits must be those of a fresh forward pass over exactly the window the
+// cache holds then — before, at and after each rebuild.
+TEST_P(KVCacheTest, RebuiltCacheMatchesAFreshForward) {
+  const GPTConfig c = small_config(GetParam().first, GetParam().second);
+  GPT model(c);
+  model.init_weights(4);
+  SamplingOptions greedy;
+  greedy.temperature = 0;
+  const std::vector<int> prompt = {1, 5, 2};
+  const int n = 3 * c.block_size;  // several rebuilds
+  std::vector<std::vector<float>> cached;
+  const std::vector<int> generated = generate(model, prompt, n, greedy, 1, [&](int) {
+    const float* last = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
+    cached.emplace_back(last, last + c.vocab_size);
+  });
+  ASSERT_EQ(cached.size(), size_t(n));
+  std::vector<int> context = prompt;
+  int window = std::min<int>(c.block_size, int(prompt.size()));  // what the cache holds
+  int rebuilds = 0;
+  for (int i = 0; i < n; ++i) {
+    const int* tail = context.data() + context.size() - window;
+    model.forward(Batch{{1, window}, tail, nullptr}, Pass{});
+    const float* want = model.logits() + size_t(window - 1) * c.vocab_size;
+    for (int v = 0; v < c.vocab_size; ++v)
+      ASSERT_NEAR(cached[i][v], want[v], 1e-4) << "token " << i << " (window " << window << ") v=" << v;
+    context.push_back(generated[i]);
+    if (window == c.block_size) window = std::max(1, c.block_size / 2), ++rebuilds;
+    else ++window;
+  }
+  EXPECT_GE(rebuilds, 4);
+}
+
 TEST(Generate, SamplingFollowsTheSeed) {
   GPTConfig c = small_config(NormPlacement::kPre, PositionEncoding::kLearned);
   GPT model(c);
