@@ -162,7 +162,7 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    """potop's GPT. Parameter names and shapes equal gpt_parameter_layout's (src/model/gpt_layout.cpp),
+    """potop's GPT. Parameter names and shapes equal GPT::parameter_layout's (src/model/gpt.cpp),
     in the same order."""
 
     def __init__(self, config: Mapping):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the CLI: a few dozen training steps on multilingual text, greedy sampling
-# twice (identical output), evaluation, and a prompt the model cannot encode.
+# twice (identical output), sampling from a lone weights file, evaluation, and a prompt the model
+# cannot encode.
 set -euo pipefail
 potop=$1
 dir=$(mktemp -d)
@@ -25,6 +26,12 @@ b=$("$potop" sample --model "$dir/model" --prompt "Litwo" --tokens 60 --temperat
 [ "$a" = "$b" ] || fail "temperature 0 gave different text: '$a' vs '$b'"
 [[ "$a" == Litwo* ]] || fail "sample output does not start with the prompt: '$a'"
 [ "$(printf '%s' "$a" | wc -m)" -eq 65 ] || fail "expected 5 prompt + 60 generated characters, got '$a'"
+
+# A weights file carries its config and tokenizer: alone, away from its directory, it gives the
+# same text as the directory does with it.
+mkdir "$dir/alone" && cp "$dir/model/best.safetensors" "$dir/alone/"
+c=$("$potop" sample --model "$dir/alone/best.safetensors" --prompt "Litwo" --tokens 60 --temperature 0)
+[ "$c" = "$a" ] || fail "a lone weights file gave '$c', its model directory '$a'"
 
 "$potop" eval --model "$dir/model" --data "$dir/text.txt" --json > "$dir/eval.json"
 /usr/bin/python3 -c "
