@@ -2,9 +2,9 @@
 (src/model/residual_stack.h) — self-attention (causal or not, with a padding mask), cross-attention
 over a second sequence with its own padding mask, and the MLP — with pre-LN or post-LN Add & Norm.
 
-    /usr/bin/python3 tests/torch/layer_reference.py INPUTS.safetensors OUTPUT.safetensors
+    /usr/bin/python3 tests/torch/layer_reference.py INPUTS.safetensors OUTPUT.safetensors [INPUTS OUTPUT]...
 
-INPUTS holds "x" (B, T, C), "memory" (B, S, C), "lengths" and "memory_lengths" (B) as I32, "dout"
+Each INPUTS holds "x" (B, T, C), "memory" (B, S, C), "lengths" and "memory_lengths" (B) as I32, "dout"
 (B, T, C), every parameter under potop's name, and in the metadata entry "potop.stack" a JSON
 object:
     {"norm": "pre"|"post", "n_head": H, "activation": "gelu"|"relu", "final_norm": name or null,
@@ -72,12 +72,8 @@ def mlp(x, p, s, activation):
     return linear(h, p, s["prefix"] + ".c_proj")
 
 
-def main(argv):
-    if len(argv) != 3:
-        print(f"usage: {argv[0]} INPUTS OUTPUT", file=sys.stderr)
-        return 2
-    torch.set_num_threads(1)
-    tensors, meta = torch_gpt.load_safetensors(argv[1])
+def run(inputs, output):
+    tensors, meta = torch_gpt.load_safetensors(inputs)
     spec = json.loads(meta["potop.stack"])
     t = {k: torch.from_numpy(np.array(v)) for k, v in tensors.items()}
     x = t.pop("x").float().requires_grad_(True)
@@ -102,7 +98,16 @@ def main(argv):
     result = {"out": out.detach(), "dx": x.grad, "dmemory": dmemory}
     for name, v in p.items():
         result["grad." + name] = v.grad if v.grad is not None else torch.zeros_like(v)
-    torch_gpt.save_safetensors(argv[2], result)
+    torch_gpt.save_safetensors(output, result)
+
+
+def main(argv):
+    if len(argv) < 3 or len(argv) % 2 != 1:
+        print(f"usage: {argv[0]} INPUTS OUTPUT [INPUTS OUTPUT]...", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    for i in range(1, len(argv), 2):
+        run(argv[i], argv[i + 1])
     return 0
 
 

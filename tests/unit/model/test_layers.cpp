@@ -139,18 +139,14 @@ std::vector<StackCase> cases() {
 
 TEST(Layers, StacksMatchPyTorch) {
   std::vector<std::unique_ptr<Stack>> stacks;
-  std::vector<SafetensorsEntry> entries;
-  std::vector<std::string> names;  // alive while entries point at them
-  nlohmann::json meta = nlohmann::json::object();
-  const auto all = cases();
-  names.reserve(64 * all.size());
-  for (const StackCase& c : all) {
+  for (const StackCase& c : cases()) {
     stacks.push_back(std::make_unique<Stack>(c));
     Stack& s = *stacks.back();
     randomise(s, 11);
     s.forward();
   }
   const auto dir = testing::temp_dir("layers_torch");
+  std::vector<std::string> args;
   for (auto& sp : stacks) {
     Stack& s = *sp;
     const StackCase& c = s.c;
@@ -167,11 +163,16 @@ TEST(Layers, StacksMatchPyTorch) {
                                  {"final_norm", c.norm == NormPlacement::kPre ? nlohmann::json("ln_f") : nlohmann::json()},
                                  {"sublayers", s.sublayers}};
     write_safetensors(dir / (c.name + ".in.safetensors"), in, {{"potop.stack", spec.dump()}});
-    const int rc = testing::run_python("tests/torch/layer_reference.py", {(dir / (c.name + ".in.safetensors")).string(),
-                                                                          (dir / (c.name + ".ref.safetensors")).string()});
-    ASSERT_EQ(rc, 0) << "tests/torch/layer_reference.py failed (exit " << rc << ") on " << c.name;
-    const SafetensorsFile ref(dir / (c.name + ".ref.safetensors"));
+    args.push_back((dir / (c.name + ".in.safetensors")).string());
+    args.push_back((dir / (c.name + ".ref.safetensors")).string());
+  }
+  const int rc = testing::run_python("tests/torch/layer_reference.py", args);
+  ASSERT_EQ(rc, 0) << "tests/torch/layer_reference.py failed (exit " << rc << ")";
 
+  for (auto& sp : stacks) {
+    Stack& s = *sp;
+    const StackCase& c = s.c;
+    const SafetensorsFile ref(dir / (c.name + ".ref.safetensors"));
     std::printf("[%s]\n", c.name.c_str());
     testing::DiffReport forward(c.name + " output", 1e-11);
     forward.add("out", s.forward(), ref.f32("out"));
