@@ -45,8 +45,8 @@ float estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, in
 void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
   std::fprintf(log, "memory plan:\n");
   for (const MemoryPlan::Line& line : plan.lines)
-    std::fprintf(log, "  %-26s %12s\n", line.what.c_str(), format_bytes(static_cast<size_t>(line.bytes)).c_str());
-  std::fprintf(log, "  %-26s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
+    std::fprintf(log, "  %-36s %12s\n", line.what.c_str(), format_bytes(static_cast<size_t>(line.bytes)).c_str());
+  std::fprintf(log, "  %-36s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
 }
 
 }  // namespace
