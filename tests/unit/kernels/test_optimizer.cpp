@@ -1,9 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
+#include <iomanip>
 #include <string>
 #include <vector>
 
@@ -108,7 +107,7 @@ double global_norm_at(const std::vector<float>& g, int threads) {
 
 // Bit for bit, on values k/256 (k = ±1..±64, never 0): every square and every partial sum is
 // exact in double, so any order gives the exact sum; a value dropped or counted twice, or a sum
-// kept in float (this one needs ~29 bits), changes the result.
+// kept in float (this one needs 28 bits, float has 24), changes the result.
 TEST(OptimizerTest, GlobalNormIsExactOnExactlySummableValues) {
   for (const size_t n : {size_t{1}, size_t{17}, size_t{100003}}) {
     Rng rng(6);
@@ -116,34 +115,36 @@ TEST(OptimizerTest, GlobalNormIsExactOnExactlySummableValues) {
     for (float& x : g) x = static_cast<float>(static_cast<int>(rng.below(64)) + 1) / 256.0f * (rng.below(2) ? 1 : -1);
     for (const int threads : {1, 2, 3}) {
       const double got = global_norm_at(g, threads), want = documented_global_norm(g, threads);
-      EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want))
-          << "n=" << n << " threads=" << threads << ": " << got << " vs " << want;
+      EXPECT_EQ(got, want) << "n=" << n << " threads=" << threads << ": " << std::setprecision(17) << got << " vs "
+                           << want;  // == on finite non-zero doubles is bit equality
     }
   }
 }
 
 // Bit for bit, on values whose result shows where the shares end and in which order the partials
-// are added. Squares: 2^60 (at 0) and 16 (last of share 0) in share 0, whose sum rounds to 2^60;
-// 64 at the first and at the last index of every other share, 128 per share. Added in thread
-// order, each 128 is a tie that rounds back to the even 2^60, so the norm is exactly 2^30. Moving
-// the first boundary one index early (the 16 into share 1) gives 2^60 + 256 or more, and so do, at
-// 3 threads, the partials added in reverse and the second boundary one index off either way
-// (OpenMP's own static schedule puts it one early).
+// are added. Squares: B = (1.5 * 2^30)^2 at index 0 and 64 at the last index of share 0, which
+// sums to B (64 is below half of B's ulp, 512); 64 at the first two and the last two indices of
+// every other share, 256 per share. Added in thread order, each 256 is a tie that rounds back to
+// the even B, so the norm is exactly 1.5 * 2^30. Moving the first boundary one index early (the 64
+// into share 1) gives one ulp more, and so do, at 3 threads, the partials added in reverse and the
+// second boundary one index off either way (OpenMP's own static schedule puts it one early).
+// (Not 2^30: there a one-ulp change of the sum would be lost in the square root.)
 TEST(OptimizerTest, GlobalNormAddsThreadSharesInTheDocumentedOrder) {
   const size_t n = 100003;
   for (const int threads : {2, 3}) {
     const size_t per = (n + threads - 1) / threads;
     std::vector<float> g(n, 0.0f);
-    g[0] = 0x1p30f;
-    g[per - 1] = 4.0f;
-    for (int t = 1; t < threads; ++t) {
-      g[t * per] = 8.0f;
-      g[std::min(n, (t + 1) * per) - 1] = 8.0f;
+    g[0] = 0x1.8p30f;
+    g[per - 1] = 8.0f;
+    for (size_t t = 1; t < static_cast<size_t>(threads); ++t) {
+      const size_t first = t * per, last = std::min(n, first + per) - 1;
+      g[first] = g[first + 1] = g[last - 1] = g[last] = 8.0f;
     }
     const double want = documented_global_norm(g, threads);
-    ASSERT_EQ(want, 0x1p30) << "the input no longer shows the order (threads=" << threads << ")";
-    EXPECT_EQ(std::bit_cast<uint64_t>(global_norm_at(g, threads)), std::bit_cast<uint64_t>(want))
-        << "threads=" << threads << ": " << global_norm_at(g, threads) << " vs " << want;
+    ASSERT_EQ(want, 0x1.8p30) << "the input no longer shows the order (threads=" << threads << ")";
+    const double got = global_norm_at(g, threads);
+    EXPECT_EQ(got, want) << "threads=" << threads << ": " << std::setprecision(17) << got << " is "
+                         << (got - want) / (std::nextafter(want, 2 * want) - want) << " ulp off";
   }
 }
 
