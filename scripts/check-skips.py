@@ -92,10 +92,10 @@ def main(argv):
         print(f"check-skips: {count} tests, {len(skips)} skip(s), all expected")
         return 0
     for name, what in unexpected:
-        print(f"check-skips: {name}: {what}{' (UNEXPECTED)' if strict else ''}", file=sys.stderr)
+        print(f"check-skips: {name}: {what}{' (UNEXPECTED)' if strict else ''}")
     if strict:
         print(f"check-skips: {len(unexpected)} skip(s) that {os.path.relpath(allowed_path)} does not allow; "
-              "CI (POTOP_STRICT_SKIPS=1) must run every test", file=sys.stderr)
+              "CI (POTOP_STRICT_SKIPS=1) must run every test")
         return 1
     print(f"check-skips: {len(unexpected)} skip(s) not in {os.path.relpath(allowed_path)} "
           "(fine here; CI, with POTOP_STRICT_SKIPS=1, would fail)")
