@@ -149,7 +149,9 @@ TEST(OptimizerTest, GlobalNormAddsThreadSharesInTheDocumentedOrder) {
 }
 
 // Any values: the norm at 1 and 2 threads is √Σg² to double rounding, and the two thread counts
-// agree closely (they only group the same double sums differently).
+// agree closely: they only group the same double sums differently. Measured at n = 100003: 8e-16
+// apart where the sums are vectorised (release), 9e-15 where they run in order (the sanitizer
+// build's -O2), hence 1e-13; losing or repeating a typical value moves the norm by ~5e-6.
 TEST(OptimizerTest, GlobalNormMatchesReferenceAtOneAndTwoThreads) {
   for (const size_t n : {size_t{1}, size_t{17}, size_t{100003}}) {
     const auto g = random_vector(n, 4, 3.0f);
@@ -159,7 +161,7 @@ TEST(OptimizerTest, GlobalNormMatchesReferenceAtOneAndTwoThreads) {
     const double one = global_norm_at(g, 1), two = global_norm_at(g, 2);
     EXPECT_NEAR(one, ref, 1e-12 * ref) << "n=" << n;
     EXPECT_NEAR(two, ref, 1e-12 * ref) << "n=" << n;
-    EXPECT_NEAR(one, two, 1e-15 * ref) << "n=" << n;
+    EXPECT_NEAR(one, two, 1e-13 * ref) << "n=" << n;
   }
   EXPECT_EQ(global_norm(nullptr, 0), 0.0);
 }
