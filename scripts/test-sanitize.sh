@@ -2,6 +2,8 @@
 # Builds potop with AddressSanitizer + UndefinedBehaviorSanitizer (the `sanitize` preset) and runs
 # the unit and CLI tests under it: `bash scripts/test-sanitize.sh`. Any sanitizer report fails
 # the test that triggered it. Extra arguments go to ctest (e.g. -LE slow to skip the long ones).
+# Skipped tests are listed and, with POTOP_STRICT_SKIPS=1 as in CI, fail the run unless
+# tests/expected-skips.txt allows them (scripts/check-skips.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,4 +15,13 @@ cmake --build "$build" -j "${POTOP_JOBS:-2}"
 # "Sanitizer" and "runtime error:" in stderr.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$build" -j "${POTOP_JOBS:-2}" --output-on-failure "$@"
+results=$(cd "$build" && pwd)/test-results.xml
+rm -f "$results"
+status=0
+ctest --test-dir "$build" -j "${POTOP_JOBS:-2}" --output-on-failure --no-tests=error --output-junit "$results" \
+  --test-output-size-passed 1048576 "$@" || status=$?
+# The skips are listed even when a test failed, so that one run shows both; a failure wins.
+skips=0
+/usr/bin/python3 scripts/check-skips.py "$results" || skips=$?
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+exit "$skips"

@@ -77,20 +77,35 @@ inline Diff diff(const std::string& name, std::span<const float> a, std::span<co
 }
 
 // Collects comparisons of one group of tensors and checks them against one NMSE bound,
-// reporting the worst tensor (and every failing one).
+// reporting the worst tensor (and every failing one). A group that compared nothing fails: a
+// misnamed tensor or an empty case must not pass as "no tensor over the bound". check() must be
+// called: a report destroyed unchecked is a failure too, so that a test cannot collect
+// comparisons and forget to judge them.
 class DiffReport {
  public:
   DiffReport(std::string group, double max_nmse) : group_(std::move(group)), max_nmse_(max_nmse) {}
+  DiffReport(const DiffReport&) = delete;
+  DiffReport& operator=(const DiffReport&) = delete;
+  ~DiffReport() {
+    if (!checked_) ADD_FAILURE() << group_ << ": DiffReport destroyed without check()";
+  }
   void add(const Diff& d) {
+    ++compared_;
     if (!worst_ || d.nmse > worst_->nmse || !d.finite) worst_ = d;
     if (!d.finite || !(d.nmse <= max_nmse_)) failures_.push_back(d);
   }
   void add(const std::string& name, std::span<const float> a, std::span<const float> ref) { add(diff(name, a, ref)); }
   double worst_nmse() const { return worst_ ? worst_->nmse : 0.0; }
-  // Prints the worst tensor and fails the test naming every tensor over the bound.
-  void check() const {
-    if (!worst_) return;
-    std::printf("  %-28s worst %s\n", group_.c_str(), worst_->str().c_str());
+  size_t compared() const { return compared_; }
+  // Prints the worst tensor and fails the test naming every tensor over the bound, or naming
+  // the group when it compared no tensor at all.
+  void check() {
+    checked_ = true;
+    if (compared_ == 0) {
+      ADD_FAILURE() << group_ << ": compared no tensor (a misnamed or empty group checks nothing)";
+      return;
+    }
+    std::printf("  %-28s worst %s (%zu tensors)\n", group_.c_str(), worst_->str().c_str(), compared_);
     for (const Diff& d : failures_)
       ADD_FAILURE() << group_ << ": " << d.str() << " exceeds nmse " << max_nmse_;
   }
@@ -98,6 +113,8 @@ class DiffReport {
  private:
   std::string group_;
   double max_nmse_;
+  size_t compared_ = 0;
+  bool checked_ = false;
   std::optional<Diff> worst_;
   std::vector<Diff> failures_;
 };

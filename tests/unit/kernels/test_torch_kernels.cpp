@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -79,88 +80,106 @@ class Bundle {
   std::vector<std::string> order_;
 };
 
-// All cases: inputs for PyTorch, potop's results, and what each case is.
+// All cases: inputs for PyTorch, potop's results, and what each case is. A case's tensors are
+// named "<case>.<tensor>" after the case begun last, never by the caller, so a case cannot file
+// its results under another case's name; each case keeps the list of results it produced, and
+// the comparison walks those lists (never a name prefix).
 struct Cases {
   Bundle inputs, results;
   nlohmann::json meta = nlohmann::json::object();
   std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> outputs;  // case -> its results, full names
   uint64_t seed = 100;
 
   void begin(const std::string& name, nlohmann::json params) {
+    // kernel_reference.py gives a case the inputs named "<case>.*": a dot in a case name would
+    // let one case's prefix take another's tensors.
+    EXPECT_EQ(name.find('.'), std::string::npos) << "case name " << name << " contains a dot";
+    EXPECT_FALSE(meta.contains(name)) << "duplicate case " << name;
     order.push_back(name);
     meta[name] = std::move(params);
   }
-  // A random N(0, scale²) input.
-  std::vector<float>& in(const std::string& c, const std::string& name, const Shape& shape, float scale = 1.0f) {
-    auto& v = inputs.f32(c + "." + name, shape);
+  // A random N(0, scale²) input of the current case.
+  std::vector<float>& in(const std::string& name, const Shape& shape, float scale = 1.0f) {
+    auto& v = inputs.f32(current() + "." + name, shape);
     v = testing::random_vector(v.size(), seed++, scale);
     return v;
   }
-  std::vector<int>& in_i32(const std::string& c, const std::string& name, const Shape& shape) {
-    return inputs.i32(c + "." + name, shape);
+  std::vector<int>& in_i32(const std::string& name, const Shape& shape) {
+    return inputs.i32(current() + "." + name, shape);
   }
-  std::vector<float>& out(const std::string& c, const std::string& name, const Shape& shape) {
-    return results.f32(c + "." + name, shape);
+  // A result of the current case, compared with the reference tensor of the same name.
+  std::vector<float>& out(const std::string& name, const Shape& shape) {
+    const std::string full = current() + "." + name;
+    outputs[current()].push_back(full);
+    return results.f32(full, shape);
+  }
+
+ private:
+  const std::string& current() const {
+    EXPECT_FALSE(order.empty()) << "a tensor before the first begin()";
+    static const std::string none = "(no case)";
+    return order.empty() ? none : order.back();
   }
 };
 
 void linear_case(Cases& k, const std::string& c, WeightLayout layout, bool bias, int N, int C, int OC) {
   k.begin(c, {{"kernel", "linear"}, {"layout", layout == WeightLayout::kInOut ? "in_out" : "out_in"}});
   const Shape wshape = layout == WeightLayout::kInOut ? Shape{C, OC} : Shape{OC, C};
-  auto& inp = k.in(c, "inp", {N, C});
-  auto& w = k.in(c, "weight", wshape, 0.2f);
-  const float* b = bias ? k.in(c, "bias", {OC}).data() : nullptr;
-  auto& dout = k.in(c, "dout", {N, OC});
-  linear_forward(k.out(c, "out", {N, OC}).data(), inp.data(), w.data(), b, N, C, OC, layout);
-  float* db = bias ? k.out(c, "dbias", {OC}).data() : nullptr;
-  linear_backward(k.out(c, "dinp", {N, C}).data(), k.out(c, "dweight", wshape).data(), db, dout.data(), inp.data(),
+  auto& inp = k.in("inp", {N, C});
+  auto& w = k.in("weight", wshape, 0.2f);
+  const float* b = bias ? k.in("bias", {OC}).data() : nullptr;
+  auto& dout = k.in("dout", {N, OC});
+  linear_forward(k.out("out", {N, OC}).data(), inp.data(), w.data(), b, N, C, OC, layout);
+  float* db = bias ? k.out("dbias", {OC}).data() : nullptr;
+  linear_backward(k.out("dinp", {N, C}).data(), k.out("dweight", wshape).data(), db, dout.data(), inp.data(),
                   w.data(), N, C, OC, layout);
 }
 
 void embedding_case(Cases& k, const std::string& c, int pos0, bool backward) {
   const int B = 3, T = 5, V = 11, C = 20, P = 9;  // P > pos0 + T positions in the table
   k.begin(c, {{"kernel", "embedding"}, {"pos0", pos0}});
-  auto& tokens = k.in_i32(c, "tokens", {B, T});
+  auto& tokens = k.in_i32("tokens", {B, T});
   Rng rng(k.seed++);
   for (int& t : tokens) t = static_cast<int>(rng.below(V / 2));  // repeated tokens: dwte rows accumulate
-  auto& wte = k.in(c, "wte", {V, C});
-  auto& wpe = k.in(c, "wpe", {P, C});
-  embedding_forward(k.out(c, "out", {B, T, C}).data(), tokens.data(), wte.data(), wpe.data(), B, T, C, pos0);
+  auto& wte = k.in("wte", {V, C});
+  auto& wpe = k.in("wpe", {P, C});
+  embedding_forward(k.out("out", {B, T, C}).data(), tokens.data(), wte.data(), wpe.data(), B, T, C, pos0);
   if (!backward) return;
-  auto& dout = k.in(c, "dout", {B, T, C});
-  embedding_backward(k.out(c, "dwte", {V, C}).data(), k.out(c, "dwpe", {P, C}).data(), dout.data(), tokens.data(), B,
+  auto& dout = k.in("dout", {B, T, C});
+  embedding_backward(k.out("dwte", {V, C}).data(), k.out("dwpe", {P, C}).data(), dout.data(), tokens.data(), B,
                      T, C);
 }
 
 void sinusoidal_case(Cases& k, const std::string& c, int T, int C) {
   k.begin(c, {{"kernel", "sinusoidal"}, {"T", T}, {"C", C}});
-  sinusoidal_positions(k.out(c, "table", {T, C}).data(), T, C);
+  sinusoidal_positions(k.out("table", {T, C}).data(), T, C);
 }
 
 void layernorm_case(Cases& k, const std::string& c, bool bias, int N, int C) {
   k.begin(c, {{"kernel", "layernorm"}});
-  auto& inp = k.in(c, "inp", {N, C}, 3.0f);
+  auto& inp = k.in("inp", {N, C}, 3.0f);
   for (size_t i = 0; i < inp.size(); ++i) inp[i] += 2.0f;  // a mean far from 0
-  auto& w = k.in(c, "weight", {C}, 0.5f);
+  auto& w = k.in("weight", {C}, 0.5f);
   for (float& x : w) x += 1.0f;
-  const float* b = bias ? k.in(c, "bias", {C}, 0.5f).data() : nullptr;
-  auto& dout = k.in(c, "dout", {N, C});
-  auto& mean = k.out(c, "mean", {N});
-  auto& rstd = k.out(c, "rstd", {N});
-  layernorm_forward(k.out(c, "out", {N, C}).data(), mean.data(), rstd.data(), inp.data(), w.data(), b, N, C);
-  float* db = bias ? k.out(c, "dbias", {C}).data() : nullptr;
-  layernorm_backward(k.out(c, "dinp", {N, C}).data(), k.out(c, "dweight", {C}).data(), db, dout.data(), inp.data(),
+  const float* b = bias ? k.in("bias", {C}, 0.5f).data() : nullptr;
+  auto& dout = k.in("dout", {N, C});
+  auto& mean = k.out("mean", {N});
+  auto& rstd = k.out("rstd", {N});
+  layernorm_forward(k.out("out", {N, C}).data(), mean.data(), rstd.data(), inp.data(), w.data(), b, N, C);
+  float* db = bias ? k.out("dbias", {C}).data() : nullptr;
+  layernorm_backward(k.out("dinp", {N, C}).data(), k.out("dweight", {C}).data(), db, dout.data(), inp.data(),
                      w.data(), mean.data(), rstd.data(), N, C);
 }
 
 void activation_case(Cases& k, const std::string& c, bool gelu, size_t n) {
   k.begin(c, {{"kernel", "activation"}, {"fn", gelu ? "gelu" : "relu"}});
-  auto& inp = k.in(c, "inp", {int64_t(n)}, 3.0f);
+  auto& inp = k.in("inp", {int64_t(n)}, 3.0f);
   for (size_t i = 0; i < n; i += 17) inp[i] = 0.0f;  // the kink of ReLU: both say slope 0
   inp[1] = 12.0f, inp[2] = -12.0f;                    // GELU's saturated tails
-  auto& dout = k.in(c, "dout", {int64_t(n)});
-  auto& out = k.out(c, "out", {int64_t(n)});
-  auto& dinp = k.out(c, "dinp", {int64_t(n)});
+  auto& dout = k.in("dout", {int64_t(n)});
+  auto& out = k.out("out", {int64_t(n)});
+  auto& dinp = k.out("dinp", {int64_t(n)});
   if (gelu) {
     gelu_forward(out.data(), inp.data(), n);
     gelu_backward(dinp.data(), dout.data(), inp.data(), n);
@@ -172,33 +191,33 @@ void activation_case(Cases& k, const std::string& c, bool gelu, size_t n) {
 
 void residual_case(Cases& k, const std::string& c, size_t n) {
   k.begin(c, {{"kernel", "residual"}});
-  auto& a = k.in(c, "a", {int64_t(n)});
-  auto& b = k.in(c, "b", {int64_t(n)});
-  auto& dout = k.in(c, "dout", {int64_t(n)});
-  residual_forward(k.out(c, "out", {int64_t(n)}).data(), a.data(), b.data(), n);
-  residual_backward(k.out(c, "da", {int64_t(n)}).data(), k.out(c, "db", {int64_t(n)}).data(), dout.data(), n);
+  auto& a = k.in("a", {int64_t(n)});
+  auto& b = k.in("b", {int64_t(n)});
+  auto& dout = k.in("dout", {int64_t(n)});
+  residual_forward(k.out("out", {int64_t(n)}).data(), a.data(), b.data(), n);
+  residual_backward(k.out("da", {int64_t(n)}).data(), k.out("db", {int64_t(n)}).data(), dout.data(), n);
 }
 
 void softmax_case(Cases& k, const std::string& c, int N, int V) {
   k.begin(c, {{"kernel", "softmax"}});
-  auto& inp = k.in(c, "inp", {N, V}, 4.0f);
+  auto& inp = k.in("inp", {N, V}, 4.0f);
   for (int n = 0; n < N; ++n) inp[size_t(n) * V + (n * 7) % V] = -std::numeric_limits<float>::infinity();
-  auto& dout = k.in(c, "dout", {N, V});
-  auto& out = k.out(c, "out", {N, V});
+  auto& dout = k.in("dout", {N, V});
+  auto& out = k.out("out", {N, V});
   softmax_forward(out.data(), inp.data(), N, V);
-  softmax_backward(k.out(c, "dinp", {N, V}).data(), dout.data(), out.data(), N, V);
+  softmax_backward(k.out("dinp", {N, V}).data(), dout.data(), out.data(), N, V);
 }
 
 void crossentropy_case(Cases& k, const std::string& c, int N, int V) {
   k.begin(c, {{"kernel", "crossentropy"}});
-  auto& logits = k.in(c, "logits", {N, V}, 5.0f);
-  auto& targets = k.in_i32(c, "targets", {N});
+  auto& logits = k.in("logits", {N, V}, 5.0f);
+  auto& targets = k.in_i32("targets", {N});
   Rng rng(k.seed++);
   for (int n = 0; n < N; ++n) targets[n] = n % 4 == 2 ? -1 : static_cast<int>(rng.below(V));
-  auto& dlosses = k.in(c, "dlosses", {N});
-  auto& probs = k.out(c, "probs", {N, V});
-  crossentropy_forward(k.out(c, "losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V);
-  crossentropy_backward(k.out(c, "dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V);
+  auto& dlosses = k.in("dlosses", {N});
+  auto& probs = k.out("probs", {N, V});
+  crossentropy_forward(k.out("losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V);
+  crossentropy_backward(k.out("dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V);
 }
 
 // Fused: q, k, v are the three thirds of one (B, T, 3C) buffer, as in the model; otherwise three
@@ -209,32 +228,32 @@ void attention_case(Cases& k, const std::string& c, int B, int Tq, int Tk, int H
   k.begin(c, {{"kernel", "attention"}, {"H", H}, {"mask", kind == MaskKind::kCausal ? "causal" : "none"}});
   const int* lengths = nullptr;
   if (!key_lengths.empty()) {
-    auto& l = k.in_i32(c, "key_lengths", {B});
+    auto& l = k.in_i32("key_lengths", {B});
     l = key_lengths;
     lengths = l.data();
   }
   const AttentionMask mask{kind, lengths};
-  auto& dout = k.in(c, "dout", {B, Tq, C});
-  auto& out = k.out(c, "out", {B, Tq, C});
-  auto& att = k.out(c, "att", {B, H, Tq, Tk});
+  auto& dout = k.in("dout", {B, Tq, C});
+  auto& out = k.out("out", {B, Tq, C});
+  auto& att = k.out("att", {B, H, Tq, Tk});
   std::vector<float> stats(static_cast<size_t>(2) * B * H * Tq);
   if (fused) {
     EXPECT_EQ(Tq, Tk);
-    auto& qkv = k.in(c, "qkv", {B, Tq, 3 * C});
-    auto& dqkv = k.out(c, "dqkv", {B, Tq, 3 * C});
+    auto& qkv = k.in("qkv", {B, Tq, 3 * C});
+    auto& dqkv = k.out("dqkv", {B, Tq, 3 * C});
     const AttentionDims dims{B, Tq, Tk, H, D, 3 * C, 3 * C, 3 * C};
     attention_forward(out.data(), stats.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, dims,
                       mask);
     attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, dout.data(), stats.data(), qkv.data(),
                        qkv.data() + C, qkv.data() + 2 * C, dims, mask);
   } else {
-    auto& q = k.in(c, "q", {B, Tq, C});
-    auto& kk = k.in(c, "k", {B, Tk, C});
-    auto& v = k.in(c, "v", {B, Tk, C});
+    auto& q = k.in("q", {B, Tq, C});
+    auto& kk = k.in("k", {B, Tk, C});
+    auto& v = k.in("v", {B, Tk, C});
     const AttentionDims dims{B, Tq, Tk, H, D, C, C, C};
     attention_forward(out.data(), stats.data(), att.data(), q.data(), kk.data(), v.data(), dims, mask);
-    attention_backward(k.out(c, "dq", {B, Tq, C}).data(), k.out(c, "dk", {B, Tk, C}).data(),
-                       k.out(c, "dv", {B, Tk, C}).data(), dout.data(), stats.data(), q.data(), kk.data(), v.data(),
+    attention_backward(k.out("dq", {B, Tq, C}).data(), k.out("dk", {B, Tk, C}).data(),
+                       k.out("dv", {B, Tk, C}).data(), dout.data(), stats.data(), q.data(), kk.data(), v.data(),
                        dims, mask);
   }
 }
@@ -245,15 +264,15 @@ void adamw_case(Cases& k, const std::string& c, long t, const AdamWHyper& h, dou
   k.begin(c, {{"kernel", "adamw"}, {"t", t}, {"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", 1e-8},
               {"weight_decay", wd}});
   const int64_t N = static_cast<int64_t>(n);
-  auto& p0 = k.in(c, "params", {N}, 0.1f);
-  auto& g = k.in(c, "grads", {N}, 0.01f);
+  auto& p0 = k.in("params", {N}, 0.1f);
+  auto& g = k.in("grads", {N}, 0.01f);
   for (size_t i = 0; i < n; i += 13) g[i] = 0.0f;
-  auto& m0 = k.in(c, "m", {N}, t > 1 ? 0.01f : 0.0f);
-  auto& v0 = k.in(c, "v", {N}, t > 1 ? 1e-4f : 0.0f);
+  auto& m0 = k.in("m", {N}, t > 1 ? 0.01f : 0.0f);
+  auto& v0 = k.in("v", {N}, t > 1 ? 1e-4f : 0.0f);
   for (float& x : v0) x = std::fabs(x);
-  auto& p = k.out(c, "params", {N});
-  auto& m = k.out(c, "m", {N});
-  auto& v = k.out(c, "v", {N});
+  auto& p = k.out("params", {N});
+  auto& m = k.out("m", {N});
+  auto& v = k.out("v", {N});
   p = p0, m = m0, v = v0;
   adamw_update(p.data(), g.data(), m.data(), v.data(), n, h, static_cast<float>(wd), t);
 }
@@ -261,11 +280,11 @@ void adamw_case(Cases& k, const std::string& c, long t, const AdamWHyper& h, dou
 void clip_case(Cases& k, const std::string& c, double max_norm) {
   const std::vector<int> sizes{400, 300, 250, 50};
   k.begin(c, {{"kernel", "clip_grad_norm"}, {"max_norm", max_norm}, {"sizes", sizes}});
-  auto& g0 = k.in(c, "grads", {1000}, 0.05f);
-  auto& g = k.out(c, "grads", {1000});
+  auto& g0 = k.in("grads", {1000}, 0.05f);
+  auto& g = k.out("grads", {1000});
   g = g0;
   const float norm = static_cast<float>(clip_grad_norm(g.data(), g.size(), max_norm));
-  k.out(c, "norm", {}) = {norm};
+  k.out("norm", {}) = {norm};
 }
 
 TEST(TorchKernels, EveryKernelMatchesPyTorch) {
@@ -310,18 +329,31 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
                    << "); torch is required: run scripts/setup.sh";
   const SafetensorsFile ref(dir / "reference.safetensors");
 
+  // Every case compares at least one tensor; every potop result is compared exactly once (each
+  // belongs to exactly one case's list); every tensor the reference returned must be one of
+  // them: PyTorch computes exactly the outputs potop produces, so an extra name is a typo on one
+  // side, never something to ignore.
+  std::set<std::string> compared;
+  size_t listed = 0;
   for (const std::string& c : k.order) {
     DiffReport report(c, kNmse);
-    for (const std::string& name : k.results.names()) {
-      if (!name.starts_with(c + ".")) continue;
+    const std::vector<std::string>& outs = k.outputs[c];
+    listed += outs.size();
+    for (const std::string& name : outs) {
       if (!ref.has(name)) {
-        ADD_FAILURE() << "the reference lacks " << name;
+        ADD_FAILURE() << "the reference lacks " << name << ", which potop produced";
         continue;
       }
       report.add(name, k.results.f32(name), ref.f32(name));
+      EXPECT_TRUE(compared.insert(name).second) << name << " compared twice";
     }
-    report.check();
+    report.check();  // fails when the case compared nothing
   }
+  EXPECT_EQ(listed, k.results.names().size()) << "a potop result belongs to no case";
+  for (const std::string& name : k.results.names())
+    EXPECT_TRUE(compared.count(name)) << "potop's " << name << " was never compared";
+  for (const std::string& name : ref.names())
+    EXPECT_TRUE(compared.count(name)) << "the reference returned " << name << ", which potop did not produce";
   std::filesystem::remove_all(dir);
 }
 
