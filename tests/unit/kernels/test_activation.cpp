@@ -150,9 +150,9 @@ TEST(ActivationTest, BackwardOverwriteInPlace) {
 }
 
 TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
-  // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward: dpre
-  // as the GradStore::kOverwrite backward (in place too), dbias the column sums of dpre, the same
-  // for one and two threads.
+  // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward (its
+  // default store is kOverwrite): dpre as the GradStore::kOverwrite backward (in place too), dbias
+  // the column sums of dpre, the same for one and two threads.
   for (bool gelu : {true, false}) {
     for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{67, 40}, std::pair{300, 200}}) {
       SCOPED_TRACE(std::string(gelu ? "gelu" : "relu") + " N=" + std::to_string(N) + " OC=" + std::to_string(OC));
@@ -171,7 +171,8 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       auto run = [&](int threads) {
         testing::ScopedThreads scope(threads);
         std::vector<float> d = dout, db(OC, 0.5f);
-        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC);
+        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC,
+                                                         GradStore::kOverwrite);
         return std::pair{d, db};
       };
       const auto [d1, db1] = run(1);
@@ -179,7 +180,8 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       EXPECT_TRUE(testing::bitwise_equal(d1, dref));
       EXPECT_TRUE(testing::bitwise_equal(db1, db2)) << "dbias depends on the thread count";
       std::vector<float> d_no_bias = dout;  // a layer without bias: no dbias, the same dpre
-      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC);
+      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC,
+                                                       GradStore::kOverwrite);
       EXPECT_TRUE(testing::bitwise_equal(d_no_bias, dref));
       for (int c = 0; c < OC; ++c) {
         double s = 0.5;
