@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+#include "core/scratch.h"
 #include "kernels/column_sums.h"
 #include "kernels/vec_math.h"
 
@@ -47,6 +49,14 @@ inline float gelu_grad(float x) {
 
 inline float relu(float x) { return x > 0.0f ? x : 0.0f; }
 
+// dinp (n) += grad(dout, inp), or = with kAdd false: one function per store, every argument by
+// value (see with_store in grad_store.h).
+template <bool kAdd, class G>
+void elementwise_backward(float* dinp, const float* dout, const float* inp, size_t n, G grad) {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], grad(dout[i], inp[i]));
+}
+
 template <class F>
 void bias_activation_forward(float* out, float* pre, const float* bias, int N, int OC, F f) {
   // out (N, OC), pre (N, OC), bias (OC) or null
@@ -69,20 +79,32 @@ void bias_activation_forward(float* out, float* pre, const float* bias, int N, i
 // grad(dout, pre) = dout · f'(pre)
 template <class G>
 void bias_activation_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
-                              G grad) {
-  // dpre (N, OC), dbias (OC) or null, dout (N, OC), pre (N, OC)
+                              GradStore store, G grad) {
+  // dpre (N, OC), dbias (OC) or null, dout (N, OC), pre (N, OC); dpre may be dout with kOverwrite
+  const size_t n_all = static_cast<size_t>(N) * OC;
+  POTOP_CHECK(dpre == dout ? store == GradStore::kOverwrite : !overlap(dpre, dout, n_all),
+              "bias-activation backward: dpre may share memory with dout only as the same buffer, with kOverwrite");
   // Without a bias the chunk sums are still made, so the loop needs no test, and then dropped.
   float* const sums_into[] = {dbias};
-  chunked_row_sums(N, OC, sums_into, static_cast<size_t>(N) * OC >= kParallelMin, [&](int r0, int r1, float* const* sums) {
+  chunked_row_sums(N, OC, sums_into, n_all >= kParallelMin, [&](int r0, int r1, float* const* sums) {
     float* acc = sums[0];  // dbias's share of this chunk
+    // kAccumulate: the row's gradient goes to a buffer of its own first and is added to dpre
+    // after. Stored as is, v keeps the bits it has with kOverwrite, and so does dbias: summed
+    // straight into dpre and acc, g++ would fuse the multiply in v into both sums.
+    struct RowTag;
+    float* row = store == GradStore::kAccumulate ? thread_scratch<RowTag>(0, OC) : nullptr;
     for (int n = r0; n < r1; ++n) {
       const float* x = pre + static_cast<size_t>(n) * OC;
       const float* d = dout + static_cast<size_t>(n) * OC;
       float* g = dpre + static_cast<size_t>(n) * OC;
+      float* v_to = row ? row : g;
       for (int c = 0; c < OC; ++c) {
-        const float v = grad(d[c], x[c]);
-        g[c] = v;
+        const float v = grad(d[c], x[c]);  // read before v_to (which may be d) is written
+        v_to[c] = v;
         acc[c] += v;
+      }
+      if (row) {
+        for (int c = 0; c < OC; ++c) g[c] += row[c];
       }
     }
   });
@@ -96,13 +118,15 @@ void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC)
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC) {
   bias_activation_forward(out, pre, bias, N, OC, [](float x) { return relu(x); });
 }
-void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC) {
+void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                        GradStore store) {
   // forward: out = gelu(pre), pre = in·W + bias
-  bias_activation_backward(dpre, dbias, dout, pre, N, OC, [](float d, float x) { return d * gelu_grad(x); });
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, store, [](float d, float x) { return d * gelu_grad(x); });
 }
-void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC) {
+void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                        GradStore store) {
   // forward: out = max(0, pre), pre = in·W + bias
-  bias_activation_backward(dpre, dbias, dout, pre, N, OC, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, store, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
 }
 
 void gelu_forward(float* out, const float* inp, size_t n) {
@@ -111,22 +135,14 @@ void gelu_forward(float* out, const float* inp, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = gelu(inp[i]);
 }
 
-namespace {
-template <bool kAdd>
-void gelu_backward_impl(float* dinp, const float* dout, const float* inp, size_t n) {
-  // dinp (n), dout (n), inp (n)
-  // forward: out = 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) {
-    const float g = dout[i] * gelu_grad(inp[i]);
-    dinp[i] = kAdd ? dinp[i] + g : g;
-  }
-}
-}  // namespace
-
 void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
-  if (store == GradStore::kAccumulate) gelu_backward_impl<true>(dinp, dout, inp, n);
-  else gelu_backward_impl<false>(dinp, dout, inp, n);
+  // dinp (n), dout (n), inp (n); dinp may be dout with kOverwrite
+  // forward: out = 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
+  POTOP_CHECK(dinp == dout ? store == GradStore::kOverwrite : !overlap(dinp, dout, n),
+              "gelu_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
+  with_store(store, [&](auto add) {
+    elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return d * gelu_grad(x); });
+  });
 }
 
 void relu_forward(float* out, const float* inp, size_t n) {
@@ -136,11 +152,13 @@ void relu_forward(float* out, const float* inp, size_t n) {
 }
 
 void relu_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
-  // dinp (n), dout (n), inp (n)
+  // dinp (n), dout (n), inp (n); dinp may be dout with kOverwrite
   // forward: out = max(0, x)
-  const bool add = store == GradStore::kAccumulate;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) dinp[i] = (add ? dinp[i] : 0.0f) + (inp[i] > 0.0f ? dout[i] : 0.0f);
+  POTOP_CHECK(dinp == dout ? store == GradStore::kOverwrite : !overlap(dinp, dout, n),
+              "relu_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
+  with_store(store, [&](auto add) {
+    elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
+  });
 }
 
 }  // namespace potop

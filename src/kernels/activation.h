@@ -8,13 +8,13 @@ namespace potop {
 
 // out = 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))  — torch.nn.GELU(approximate="tanh")
 void gelu_forward(float* out, const float* inp, size_t n);
-// dinp += dout * gelu'(inp)   (= with GradStore::kOverwrite)
+// dinp (n) += dout * gelu'(inp)   (= with GradStore::kOverwrite, which also lets dinp be dout)
 void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n,
                    GradStore store = GradStore::kAccumulate);
 
 // out = max(0, x)
 void relu_forward(float* out, const float* inp, size_t n);
-// dinp += dout * (inp > 0)   (= with GradStore::kOverwrite)
+// dinp (n) += dout * (inp > 0)   (= with GradStore::kOverwrite, which also lets dinp be dout)
 void relu_backward(float* dinp, const float* dout, const float* inp, size_t n,
                    GradStore store = GradStore::kAccumulate);
 
@@ -23,10 +23,14 @@ void relu_backward(float* dinp, const float* dout, const float* inp, size_t n,
 //   pre (N, OC) += bias (OC) (bias may be null);  out = f(pre)
 void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC);
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC);
-// dpre (N, OC) = dout ⊙ f'(pre) (written, not accumulated; dpre may alias dout), and
-// dbias (OC) += Σ_n dpre in the same pass (dbias may be null). dbias comes out the same for every
-// thread count (column_sums.h).
-void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC);
-void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC);
+// dpre (N, OC) = dout ⊙ f'(pre)  (+= with GradStore::kAccumulate), and dbias (OC) += Σ_n dout ⊙ f'(pre)
+// in the same pass (dbias may be null; it comes out the same for every thread count, column_sums.h).
+// kOverwrite is the default here, unlike elsewhere (grad_store.h): it is what these kernels always
+// did, and the model calls them in place. dpre may alias dout only with kOverwrite (checked): the
+// (N, 4C) pre-activation gradient then needs no buffer of its own.
+void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                        GradStore store = GradStore::kOverwrite);
+void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                        GradStore store = GradStore::kOverwrite);
 
 }  // namespace potop

@@ -29,7 +29,6 @@
 #endif
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +37,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/scratch.h"
+#include "kernels/vec_math.h"
 
 namespace potop {
 
@@ -47,20 +47,13 @@ constexpr int kQueryBlock = 64;  // query rows per block
 constexpr int kTileRows = 6;     // rows of the result held in registers by panel_tile
 
 // ---------------------------------------------------------------------------------------------
-// SIMD through GCC's vector extensions: one AVX register (8 floats) with -march=native on an AVX
-// machine, one SSE register (4 floats) otherwise. Plain loops left the tile below to the
-// auto-vectoriser, which shuffled and spilled; these compile to the instructions one would write
-// (a multiply-add becomes one FMA where the CPU has it).
+// SIMD through GCC's vector extensions (vfloat, vint and kLanes are vec_math.h's): one AVX
+// register (8 floats) with -march=native on an AVX machine, one SSE register (4 floats)
+// otherwise. Plain loops left the tile below to the auto-vectoriser, which shuffled and spilled;
+// these compile to the instructions one would write (a multiply-add becomes one FMA where the CPU
+// has it). exp_vec (vec_math.h) computes on vfloat too.
 
-#if defined(__AVX__)
-constexpr int kLanes = 8;
-#else
-constexpr int kLanes = 4;
-#endif
 constexpr int kPanel = 2 * kLanes;  // columns of a packed panel
-
-using vfloat = float __attribute__((vector_size(kLanes * sizeof(float))));
-using vint = int32_t __attribute__((vector_size(kLanes * sizeof(float))));
 
 inline vfloat vload(const float* p) {
   vfloat v;
@@ -106,26 +99,6 @@ inline float vsum(vfloat v) {
   float s = 0.0f;
   for (int l = 0; l < kLanes; ++l) s += v[l];
   return s;
-}
-
-// exp(x) for x <= 0: Cephes' single-precision polynomial (about 1 ulp), and 0 below -87 where
-// expf would go subnormal (such terms are < 1e-37 of the row's largest one, which is 1).
-inline vfloat vexp_nonpositive(vfloat x) {
-  const vfloat lo = vbroadcast(-88.0f);
-  x = x < lo ? lo : x;
-  const vfloat big = vbroadcast(12582912.0f);                     // 1.5 * 2^23
-  const vfloat n = (x * 1.44269504088896341f + big) - big;        // round(x / ln 2)
-  const vfloat r = (x - n * 0.693359375f) - n * -2.12194440e-4f;  // x - n ln 2, |r| <= ln 2 / 2
-  vfloat p = vbroadcast(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;                                          // e^r
-  const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;  // 2^n
-  const vfloat e = p * std::bit_cast<vfloat>(bits);
-  return x < vbroadcast(-87.0f) ? vfloat{} : e;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -330,10 +303,10 @@ void exp_row(float* s, int n, int width, float scale, float* stat) {
     for (int l = 1; l < kLanes; ++l) m = std::max(m, mx[l]);
     stat[0] = m * scale;
     const vfloat m_s = vbroadcast(stat[0]);
-    vfloat sum = vexp_nonpositive(last * scale - m_s);  // the padding lanes give exactly 0
+    vfloat sum = exp_vec(last * scale - m_s);  // the padding lanes give exactly 0
     vstore_part(s + body, sum, tail);
     for (int j = 0; j < body; j += kLanes) {
-      const vfloat e = vexp_nonpositive(vload(s + j) * scale - m_s);
+      const vfloat e = exp_vec(vload(s + j) * scale - m_s);
       vstore(s + j, e);
       sum += e;
     }
@@ -349,9 +322,9 @@ void probabilities_row(float* s, int n, int width, float scale, const float* sta
   if (n > 0) {
     const int body = n - n % kLanes, tail = n - body;
     const vfloat m_s = vbroadcast(stat[0]), inv = vbroadcast(stat[1]);
-    for (int j = 0; j < body; j += kLanes) vstore(s + j, vexp_nonpositive(vload(s + j) * scale - m_s) * inv);
+    for (int j = 0; j < body; j += kLanes) vstore(s + j, exp_vec(vload(s + j) * scale - m_s) * inv);
     const vfloat last = lanes_below(tail) ? vload_part(s + body, tail) : vbroadcast(-INFINITY);
-    vstore_part(s + body, vexp_nonpositive(last * scale - m_s) * inv, tail);
+    vstore_part(s + body, exp_vec(last * scale - m_s) * inv, tail);
   }
   zero_range(s, std::min(n, width), width);
 }

@@ -55,10 +55,11 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p = 0.0f,
                        uint64_t dropout_seed = 0);
 
-// Gradients accumulate (+=) into dq, dk, dv (GradStore::kOverwrite: =), which use the same
-// strides as q, k, v (so they may be slices of one fused dqkv buffer; only the H*D columns of
-// each row are touched). stats are the forward pass's. Deterministic for a given thread count;
-// no heap allocation in steady state.
+// dq (B, Tq, H*D) += ∂L/∂q;  dk, dv (B, Tk, H*D) += ∂L/∂k, ∂L/∂v, with L = Σ dout ⊙ out
+//   (= with GradStore::kOverwrite; keys that no query sees then get 0)
+// dq, dk, dv use the same strides as q, k, v (so they may be slices of one fused dqkv buffer;
+// only the H*D columns of each row are touched). stats are the forward pass's. Deterministic for
+// a given thread count; no heap allocation in steady state.
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* stats, const float* q,
                         const float* k, const float* v, const AttentionDims& dims, const AttentionMask& mask,
                         float dropout_p = 0.0f, uint64_t dropout_seed = 0,

@@ -19,6 +19,21 @@ constexpr size_t kParallelMin = 1 << 14;
 // exactly. Comparing integers (rather than converting k to float) lets the loop vectorise.
 uint64_t keep_threshold(float p) { return static_cast<uint64_t>(std::ceil(static_cast<double>(p) * 16777216.0)); }
 inline bool keep(uint64_t seed, size_t i, uint64_t threshold) { return (hash64(seed, i) >> 40) >= threshold; }
+
+// dinp (n) += dout ⊙ keep / (1 - p), or = with kAdd false: one function per store, every argument
+// by value (see with_store in grad_store.h).
+template <bool kAdd>
+void dropout_backward_impl(float* dinp, const float* dout, float p, uint64_t seed, size_t n) {
+  if (p == 0.0f) {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+    for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], dout[i]);
+    return;
+  }
+  const float scale = 1.0f / (1.0f - p);
+  const uint64_t threshold = keep_threshold(p);
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], dout[i] * (keep(seed, i, threshold) ? scale : 0.0f));
+}
 }  // namespace
 
 void dropout_forward(float* out, const float* inp, float p, uint64_t seed, size_t n) {
@@ -34,19 +49,11 @@ void dropout_forward(float* out, const float* inp, float p, uint64_t seed, size_
   for (size_t i = 0; i < n; ++i) out[i] = inp[i] * (keep(seed, i, threshold) ? scale : 0.0f);
 }
 
-void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, size_t n) {
+void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, size_t n, GradStore store) {
   // dinp (n), dout (n)
   // forward: out = inp * keep(i) / (1 - p)
   POTOP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability must be in [0, 1)");
-  const float scale = 1.0f / (1.0f - p);
-  if (p == 0.0f) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-    for (size_t i = 0; i < n; ++i) dinp[i] += dout[i];
-    return;
-  }
-  const uint64_t threshold = keep_threshold(p);
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) dinp[i] += dout[i] * (keep(seed, i, threshold) ? scale : 0.0f);
+  with_store(store, [&](auto add) { dropout_backward_impl<add>(dinp, dout, p, seed, n); });
 }
 
 }  // namespace potop

@@ -6,11 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/grad_store.h"
+
 namespace potop {
 
 // out = inp * keep(i) / (1 - p); 0 <= p < 1; out may alias inp. p == 0 copies.
 void dropout_forward(float* out, const float* inp, float p, uint64_t seed, size_t n);
-// dinp += dout * keep(i) / (1 - p)
-void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, size_t n);
+// dinp (n) += dout * keep(i) / (1 - p)   (= with GradStore::kOverwrite)
+void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, size_t n,
+                      GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

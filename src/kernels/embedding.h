@@ -9,7 +9,7 @@ namespace potop {
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T, int C,
                        int pos0 = 0);
 
-// Gradients accumulate (+=). dwte (V, C) += scatter of dout by token; dwpe (T, C) += Σ_b dout.
+// Parameter gradients only, so they always accumulate (grad_store.h). dwte (V, C) += scatter of dout by token; dwpe (T, C) += Σ_b dout.
 // dwpe may be null (sinusoidal positions are not trained). Deterministic for any thread count.
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C);
 

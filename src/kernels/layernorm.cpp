@@ -60,37 +60,39 @@ void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int N, int C) {
+                        const float* weight, const float* mean, const float* rstd, int N, int C, GradStore store) {
   // dinp (N, C), dweight (C), dbias (C) or null, dout (N, C), inp (N, C), weight (C), mean (N), rstd (N)
   // forward: out = norm * weight + bias, norm = (inp - mean) * rstd
   // One pass over the rows: each row's dinp, and its share of dweight = Σ_n norm ⊙ dout and
   // dbias = Σ_n dout summed in fixed row chunks (column_sums.h: the same for every thread count).
   float* const sums_into[] = {dweight, dbias};
-  chunked_row_sums(N, C, sums_into, static_cast<size_t>(N) * C > 16384, [&](int r0, int r1, float* const* sums) {
-    float* __restrict acc_w = sums[0];
-    float* __restrict acc_b = sums[1];
-    for (int n = r0; n < r1; ++n) {
-      const float* __restrict x = inp + static_cast<size_t>(n) * C;
-      const float* __restrict d = dout + static_cast<size_t>(n) * C;
-      float* __restrict g = dinp + static_cast<size_t>(n) * C;
-      const float m = mean[n], s = rstd[n];
-      // dinp += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight
-      float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+  with_store(store, [&](auto add) {
+    chunked_row_sums(N, C, sums_into, static_cast<size_t>(N) * C > 16384, [&](int r0, int r1, float* const* sums) {
+      float* __restrict acc_w = sums[0];
+      float* __restrict acc_b = sums[1];
+      for (int n = r0; n < r1; ++n) {
+        const float* __restrict x = inp + static_cast<size_t>(n) * C;
+        const float* __restrict d = dout + static_cast<size_t>(n) * C;
+        float* __restrict g = dinp + static_cast<size_t>(n) * C;
+        const float m = mean[n], s = rstd[n];
+        // dinp += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight
+        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
 #pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
-      for (int c = 0; c < C; ++c) {
-        const float dnorm = weight[c] * d[c];
-        dnorm_mean += dnorm;
-        dnorm_norm_mean += dnorm * (x[c] - m) * s;
+        for (int c = 0; c < C; ++c) {
+          const float dnorm = weight[c] * d[c];
+          dnorm_mean += dnorm;
+          dnorm_norm_mean += dnorm * (x[c] - m) * s;
+        }
+        dnorm_mean /= C;
+        dnorm_norm_mean /= C;
+        for (int c = 0; c < C; ++c) {
+          const float norm = (x[c] - m) * s;
+          store_grad<add>(g[c], (weight[c] * d[c] - dnorm_mean - norm * dnorm_norm_mean) * s);
+          acc_w[c] += norm * d[c];
+          acc_b[c] += d[c];
+        }
       }
-      dnorm_mean /= C;
-      dnorm_norm_mean /= C;
-      for (int c = 0; c < C; ++c) {
-        const float norm = (x[c] - m) * s;
-        g[c] += (weight[c] * d[c] - dnorm_mean - norm * dnorm_norm_mean) * s;
-        acc_w[c] += norm * d[c];
-        acc_b[c] += d[c];
-      }
-    }
+    });
   });
 }
 

@@ -1,6 +1,8 @@
 // Layer normalisation over the last dimension.
 #pragma once
 
+#include "kernels/grad_store.h"
+
 namespace potop {
 
 constexpr float kLayerNormEps = 1e-5f;
@@ -13,13 +15,16 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
 
 // The residual add and the LayerNorm that reads it, one row at a time (the row is still in cache
 // when it is normalised): res (N, C) = a + b; out = LN(res), mean and rstd as above. res may alias
-// a or b. Its backward is layernorm_backward on res accumulating into d res, the gradient of the
+// a or b. Its backward is layernorm_backward on res into d res, the gradient of the
 // residual stream, which then flows on unchanged to both a and b.
 void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a, const float* b,
                                 const float* weight, const float* bias, int N, int C);
 
-// Gradients accumulate (+=). dbias may be null.
+// dinp (N, C) += rstd ⊙ (dnorm - mean_c(dnorm) - norm ⊙ mean_c(dnorm ⊙ norm)), dnorm = dout ⊙ weight,
+//   norm = (inp - mean) ⊙ rstd   (= with GradStore::kOverwrite)
+// dweight (C) += Σ_n norm ⊙ dout;  dbias (C) += Σ_n dout (may be null)
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int N, int C);
+                        const float* weight, const float* mean, const float* rstd, int N, int C,
+                        GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

@@ -26,12 +26,12 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
 }
 
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int C, int OC, WeightLayout layout, GradStore dinp_store) {
+                     const float* weight, int N, int C, int OC, WeightLayout layout, GradStore store) {
   // dinp (N, C) or null, dweight like weight, dbias (OC) or null, dout (N, OC), inp (N, C)
   // forward: out = inp · W + bias
   if (dinp) {
-    // dinp += dout · Wᵀ (or =)
-    const float beta = dinp_store == GradStore::kAccumulate ? 1.0f : 0.0f;
+    // dinp += dout · Wᵀ (or =): beta 0 makes the GEMM ignore what dinp held
+    const float beta = store == GradStore::kAccumulate ? 1.0f : 0.0f;
     if (layout == WeightLayout::kInOut) {
       sgemm(false, true, N, C, OC, 1.0f, dout, OC, weight, OC, beta, dinp, C);  // W (C, OC) -> Wᵀ (OC, C)
     } else {

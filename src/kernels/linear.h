@@ -14,12 +14,12 @@ enum class WeightLayout { kInOut, kOutIn };
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
                     int OC, WeightLayout layout = WeightLayout::kInOut);
 
-// Differentiates the forward line above. Gradients accumulate (+=); dinp is overwritten instead
-// with GradStore::kOverwrite.
-// dinp (N, C) += dout · Wᵀ;  dweight += inpᵀ · dout (in the weight's layout);  dbias (OC) += Σ_n dout
+// Differentiates the forward line above:
+// dinp (N, C) += dout · Wᵀ   (= with GradStore::kOverwrite)
+// dweight += inpᵀ · dout (in the weight's layout);  dbias (OC) += Σ_n dout
 // dinp, dweight and dbias may each be null (not wanted); inp is only read for dweight.
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int C, int OC, WeightLayout layout = WeightLayout::kInOut,
-                     GradStore dinp_store = GradStore::kAccumulate);
+                     GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

@@ -5,7 +5,17 @@ namespace potop {
 
 namespace {
 constexpr size_t kParallelMin = 1 << 15;
+
+// da, db (n) += dout, or = with kAdd false (see with_store in grad_store.h).
+template <bool kAdd>
+void residual_backward_impl(float* da, float* db, const float* dout, size_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) {
+    store_grad<kAdd>(da[i], dout[i]);
+    store_grad<kAdd>(db[i], dout[i]);
+  }
 }
+}  // namespace
 
 void residual_forward(float* out, const float* a, const float* b, size_t n) {
   // out (n), a (n), b (n); out may alias a or b
@@ -13,14 +23,10 @@ void residual_forward(float* out, const float* a, const float* b, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
-void residual_backward(float* da, float* db, const float* dout, size_t n) {
+void residual_backward(float* da, float* db, const float* dout, size_t n, GradStore store) {
   // da (n), db (n), dout (n)
   // forward: out = a + b
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (size_t i = 0; i < n; ++i) {
-    da[i] += dout[i];
-    db[i] += dout[i];
-  }
+  with_store(store, [&](auto add) { residual_backward_impl<add>(da, db, dout, n); });
 }
 
 }  // namespace potop

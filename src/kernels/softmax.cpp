@@ -2,6 +2,7 @@
 #pragma GCC optimize("no-trapping-math")  // see vec_math.h
 #include "kernels/softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -41,6 +42,47 @@ RowStats softmax_row(float* p, const float* x, int V) {
   return {mx, sum};
 }
 
+// The backward kernels' loops, one function per store, every argument by value (see with_store in
+// grad_store.h).
+template <bool kAdd>
+void softmax_backward_impl(float* dinp, const float* dout, const float* out, int N, int V) {
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    const float* __restrict d = dout + static_cast<size_t>(n) * V;
+    const float* __restrict y = out + static_cast<size_t>(n) * V;
+    float* __restrict g = dinp + static_cast<size_t>(n) * V;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int v = 0; v < V; ++v) dot += d[v] * y[v];
+    for (int v = 0; v < V; ++v) store_grad<kAdd>(g[v], y[v] * (d[v] - dot));
+  }
+}
+
+template <bool kAdd>
+void crossentropy_backward_impl(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
+                                int V) {
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
+  for (int n = 0; n < N; ++n) {
+    const float* p = probs + static_cast<size_t>(n) * V;
+    float* g = dlogits + static_cast<size_t>(n) * V;
+    const int target = targets[n];
+    if (target < 0) {  // padding: no gradient
+      if constexpr (!kAdd) std::fill_n(g, V, 0.0f);
+      continue;
+    }
+    const float dl = dlosses[n];
+    if constexpr (kAdd) {
+      // (p - onehot) dl in one pass: the target's entry cannot be put right afterwards, as below.
+      // p - 0 is p, so every entry is the value the overwrite gives.
+      for (int v = 0; v < V; ++v) g[v] += (p[v] - (v == target ? 1.0f : 0.0f)) * dl;
+    } else {
+      const float p_target = p[target];  // read before g (which may be p) overwrites it
+      for (int v = 0; v < V; ++v) g[v] = p[v] * dl;
+      g[target] = (p_target - 1.0f) * dl;
+    }
+  }
+}
+
 }  // namespace
 
 void softmax_forward(float* out, const float* inp, int N, int V) {
@@ -51,19 +93,10 @@ void softmax_forward(float* out, const float* inp, int N, int V) {
   }
 }
 
-void softmax_backward(float* dinp, const float* dout, const float* out, int N, int V) {
+void softmax_backward(float* dinp, const float* dout, const float* out, int N, int V, GradStore store) {
   // dinp (N, V), dout (N, V), out (N, V)
   // forward: out = exp(inp - max) / Σ exp(inp - max)
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
-  for (int n = 0; n < N; ++n) {
-    const float* __restrict d = dout + static_cast<size_t>(n) * V;
-    const float* __restrict y = out + static_cast<size_t>(n) * V;
-    float* __restrict g = dinp + static_cast<size_t>(n) * V;
-    float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-    for (int v = 0; v < V; ++v) dot += d[v] * y[v];
-    for (int v = 0; v < V; ++v) g[v] += y[v] * (d[v] - dot);
-  }
+  with_store(store, [&](auto add) { softmax_backward_impl<add>(dinp, dout, out, N, V); });
 }
 
 void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V) {
@@ -87,23 +120,13 @@ void crossentropy_forward(float* losses, float* probs, const float* logits, cons
 }
 
 void crossentropy_backward(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
-                           int V) {
-  // dlogits (N, V), probs (N, V), targets (N), dlosses (N); dlogits may alias probs
+                           int V, GradStore store) {
+  // dlogits (N, V), probs (N, V), targets (N), dlosses (N); dlogits may be probs with kOverwrite
   // forward: losses[n] = -log probs[n, target[n]], probs = softmax(logits)
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
-  for (int n = 0; n < N; ++n) {
-    const float* p = probs + static_cast<size_t>(n) * V;
-    float* g = dlogits + static_cast<size_t>(n) * V;
-    const int target = targets[n];
-    if (target < 0) {
-      for (int v = 0; v < V; ++v) g[v] = 0.0f;
-      continue;
-    }
-    const float dl = dlosses[n];
-    const float p_target = p[target];  // read before g (which may be p) overwrites it
-    for (int v = 0; v < V; ++v) g[v] = p[v] * dl;
-    g[target] = (p_target - 1.0f) * dl;
-  }
+  POTOP_CHECK(dlogits == probs ? store == GradStore::kOverwrite
+                               : !overlap(dlogits, probs, static_cast<size_t>(N) * V),
+              "crossentropy_backward: dlogits may share memory with probs only as the same buffer, with kOverwrite");
+  with_store(store, [&](auto add) { crossentropy_backward_impl<add>(dlogits, probs, targets, dlosses, N, V); });
 }
 
 }  // namespace potop

@@ -133,8 +133,8 @@ TEST(ActivationTest, LargeInputsRunInParallel) {
 
 TEST(ActivationTest, BackwardOverwriteInPlace) {
   // GradStore::kOverwrite: dinp = dout ⊙ f'(x) whatever dinp held, and dinp may be dout itself
-  // (the model turns d(act) into d(fch) in one buffer). The values of accumulating onto zeros, up
-  // to the rounding of a multiply-add that accumulating fuses.
+  // (the model turns d(act) into d(fch) in one buffer). The values of accumulating onto zeros
+  // (GradStoreBothWays below checks the bits).
   const size_t n = 1037;
   const auto x = random_vector(n, 9, 4.0f), dout = random_vector(n, 10);
   for (bool gelu : {true, false}) {
@@ -150,9 +150,9 @@ TEST(ActivationTest, BackwardOverwriteInPlace) {
 }
 
 TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
-  // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward: dpre
-  // as the GradStore::kOverwrite backward (in place too), dbias the column sums of dpre, the same
-  // for one and two threads.
+  // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward (its
+  // default store is kOverwrite): dpre as the GradStore::kOverwrite backward (in place too), dbias
+  // the column sums of dpre, the same for one and two threads.
   for (bool gelu : {true, false}) {
     for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{67, 40}, std::pair{300, 200}}) {
       SCOPED_TRACE(std::string(gelu ? "gelu" : "relu") + " N=" + std::to_string(N) + " OC=" + std::to_string(OC));
@@ -171,7 +171,8 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       auto run = [&](int threads) {
         testing::ScopedThreads scope(threads);
         std::vector<float> d = dout, db(OC, 0.5f);
-        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC);
+        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC,
+                                                         GradStore::kOverwrite);
         return std::pair{d, db};
       };
       const auto [d1, db1] = run(1);
@@ -179,7 +180,8 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       EXPECT_TRUE(testing::bitwise_equal(d1, dref));
       EXPECT_TRUE(testing::bitwise_equal(db1, db2)) << "dbias depends on the thread count";
       std::vector<float> d_no_bias = dout;  // a layer without bias: no dbias, the same dpre
-      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC);
+      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC,
+                                                       GradStore::kOverwrite);
       EXPECT_TRUE(testing::bitwise_equal(d_no_bias, dref));
       for (int c = 0; c < OC; ++c) {
         double s = 0.5;
@@ -188,6 +190,59 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       }
     }
   }
+}
+
+TEST(ActivationTest, GradStoreBothWays) {
+  // kAccumulate adds onto what dinp held, kOverwrite ignores it (kernel_testing.h), for every size
+  // class: a scalar tail, several vectors, and the parallel loops.
+  for (const size_t n : {size_t{1}, size_t{37}, size_t{50001}}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const auto x = random_vector(n, 31, 4.0f), dout = random_vector(n, 32);
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+      gelu_backward(g[0], dout.data(), x.data(), n, store);
+    })) << "gelu";
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+      relu_backward(g[0], dout.data(), x.data(), n, store);
+    })) << "relu";
+  }
+  // The bias-activation backward: dpre by the store, dbias (a parameter gradient) always summed into.
+  for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{300, 200}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " OC=" + std::to_string(OC));
+    const size_t n = size_t(N) * OC;
+    const auto pre = random_vector(n, 33, 4.0f), dout = random_vector(n, 34);
+    for (bool gelu : {true, false}) {
+      auto backward = gelu ? bias_gelu_backward : bias_relu_backward;
+      EXPECT_TRUE(testing::stores_as_grad_store_says({n, size_t(OC)}, 1, [&](GradStore store, const std::vector<float*>& g) {
+        backward(g[0], g[1], dout.data(), pre.data(), N, OC, store);
+      })) << (gelu ? "bias_gelu" : "bias_relu");
+    }
+    // Their default store is kOverwrite (what the model's in-place call needs).
+    std::vector<float> by_default(n, std::nanf("")), set(n, std::nanf(""));
+    bias_gelu_backward(by_default.data(), nullptr, dout.data(), pre.data(), N, OC);
+    bias_gelu_backward(set.data(), nullptr, dout.data(), pre.data(), N, OC, GradStore::kOverwrite);
+    EXPECT_TRUE(testing::bitwise_equal(by_default, set));
+    bias_relu_backward(by_default.data(), nullptr, dout.data(), pre.data(), N, OC);
+    bias_relu_backward(set.data(), nullptr, dout.data(), pre.data(), N, OC, GradStore::kOverwrite);
+    EXPECT_TRUE(testing::bitwise_equal(by_default, set));
+  }
+}
+
+TEST(ActivationDeathTest, InPlaceOnlyWithOverwrite) {
+  // dinp = dout is allowed with kOverwrite only: summing into dout while reading it is a caller bug.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const size_t n = 16;
+  const auto x = random_vector(n, 35);
+  std::vector<float> d = random_vector(n, 36);
+  EXPECT_DEATH(gelu_backward(d.data(), d.data(), x.data(), n, GradStore::kAccumulate), "only as the same buffer");
+  EXPECT_DEATH(relu_backward(d.data(), d.data(), x.data(), n, GradStore::kAccumulate), "only as the same buffer");
+  EXPECT_DEATH(bias_gelu_backward(d.data(), nullptr, d.data(), x.data(), 4, 4, GradStore::kAccumulate),
+               "only as the same buffer");
+  EXPECT_DEATH(bias_relu_backward(d.data(), nullptr, d.data(), x.data(), 4, 4, GradStore::kAccumulate),
+               "only as the same buffer");
+  // A partial overlap is a bug with either store.
+  EXPECT_DEATH(gelu_backward(d.data() + 1, d.data(), x.data(), n - 1, GradStore::kOverwrite), "only as the same buffer");
+  EXPECT_DEATH(bias_relu_backward(d.data() + 4, nullptr, d.data(), x.data(), 3, 4, GradStore::kOverwrite),
+               "only as the same buffer");
 }
 
 }  // namespace

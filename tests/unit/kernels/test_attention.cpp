@@ -458,6 +458,32 @@ TEST(AttentionBackward, OverwriteIgnoresWhatTheGradientsHeld) {
   }
 }
 
+TEST(AttentionBackward, AccumulateAddsExactlyOntoWhatTheGradientsHeld) {
+  // GradStore::kAccumulate onto non-zero garbage G gives G + (what accumulating onto zeros gives),
+  // bit for bit, in every q, k, v element; with kOverwrite (above) G would not matter. Several
+  // query blocks, padding (keys that no query sees) and dropout included.
+  Problem padded = make_problem(2, 3, 8, 2, 6, MaskKind::kCausal, false);
+  padded.lengths = {5, 2};
+  Problem dropped = make_problem(2, 9, 9, 2, 8, MaskKind::kNone, true);
+  dropped.p = 0.25f, dropped.seed = 5;
+  for (const Problem& pr : {make_problem(2, 70, 70, 1, 8, MaskKind::kCausal, true), padded, dropped}) {
+    SCOPED_TRACE(pr.describe());
+    const std::vector<float> w = random_vector(pr.out_size(), 19);
+    const std::vector<float> zeros(pr.data.size(), 0.0f);
+    const Outputs ref = run_kernels(pr, &w, &zeros);
+    std::vector<float> garbage = random_vector(pr.data.size(), 20, 3.0f);
+    for (size_t i = 0; i < garbage.size(); ++i) {
+      garbage[i] = pr.is_input[i] ? garbage[i] + (garbage[i] < 0.0f ? -0.5f : 0.5f) : kSentinel;
+    }
+    const Outputs acc = run_kernels(pr, &w, &garbage);
+    for (size_t i = 0; i < garbage.size(); ++i) {
+      const float expected = pr.is_input[i] ? garbage[i] + ref.grads[i] : kSentinel;
+      ASSERT_EQ(std::memcmp(&acc.grads[i], &expected, sizeof(float)), 0)
+          << "element " << i << ": " << acc.grads[i] << ", expected " << garbage[i] << " + " << ref.grads[i];
+    }
+  }
+}
+
 TEST(AttentionBackward, Accumulates) {
   const Problem pr = make_problem(2, 9, 9, 2, 8, MaskKind::kCausal, true);
   const std::vector<float> w = random_vector(pr.out_size(), 7);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/rng.h"
@@ -94,6 +95,20 @@ TEST(DropoutTest, SameMaskForAnyThreadCount) {
   auto y = x;
   dropout_forward(y.data(), y.data(), 0.4f, 99, n);
   EXPECT_TRUE(testing::bitwise_equal(std::vector<float>(two.begin(), two.begin() + n), y));
+}
+
+TEST(DropoutTest, BackwardGradStoreBothWays) {
+  // kAccumulate adds onto what dinp held, kOverwrite ignores it (kernel_testing.h): with and
+  // without dropout, serial and parallel.
+  for (const size_t n : {size_t{1}, size_t{37}, size_t{50001}}) {
+    for (const float p : {0.0f, 0.3f}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " p=" + std::to_string(p));
+      const auto dout = random_vector(n, 31);
+      EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+        dropout_backward(g[0], dout.data(), p, 99, n, store);
+      }));
+    }
+  }
 }
 
 }  // namespace

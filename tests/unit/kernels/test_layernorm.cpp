@@ -132,5 +132,23 @@ TEST(LayerNormTest, ResidualLayerNormIsAddThenLayerNorm) {
   }
 }
 
+TEST(LayerNormTest, BackwardGradStoreBothWays) {
+  // dinp by the store (kernel_testing.h); dweight and dbias, parameter gradients, always summed into.
+  // The last case runs on several threads.
+  for (const Case& k : {Case{1, 1}, Case{5, 17}, Case{64, 333}}) {
+    SCOPED_TRACE(describe(k));
+    const size_t n = static_cast<size_t>(k.N) * k.C;
+    const auto inp = random_vector(n, 31), w = random_vector(k.C, 32), b = random_vector(k.C, 33),
+               dout = random_vector(n, 34);
+    std::vector<float> out(n), mean(k.N), rstd(k.N);
+    layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), k.N, k.C);
+    const size_t C = static_cast<size_t>(k.C);
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n, C, C}, 1, [&](GradStore store, const std::vector<float*>& g) {
+      layernorm_backward(g[0], g[1], g[2], dout.data(), inp.data(), w.data(), mean.data(), rstd.data(), k.N, k.C,
+                         store);
+    }));
+  }
+}
+
 }  // namespace
 }  // namespace potop

@@ -135,5 +135,20 @@ TEST(LinearTest, BackwardIsDeterministic) {
   EXPECT_TRUE(testing::bitwise_equal(first.second, single.second)) << "dbias depends on the thread count";
 }
 
+TEST(LinearTest, BackwardGradStoreBothWays) {
+  // dinp by the store (kernel_testing.h); dweight and dbias, parameter gradients, always summed into.
+  for (WeightLayout layout : kLayouts) {
+    for (const Case& k : {Case{1, 1, 1}, Case{7, 33, 9}, Case{96, 40, 300}}) {
+      SCOPED_TRACE(describe(k, layout, true));
+      const auto inp = random_vector(size_t(k.N) * k.C, 51), w = random_vector(size_t(k.C) * k.OC, 52),
+                 dout = random_vector(size_t(k.N) * k.OC, 53);
+      EXPECT_TRUE(testing::stores_as_grad_store_says(
+          {size_t(k.N) * k.C, w.size(), size_t(k.OC)}, 1, [&](GradStore store, const std::vector<float*>& g) {
+            linear_backward(g[0], g[1], g[2], dout.data(), inp.data(), w.data(), k.N, k.C, k.OC, layout, store);
+          }));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace potop

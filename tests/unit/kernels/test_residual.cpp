@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "kernels/residual.h"
@@ -32,6 +33,17 @@ TEST(ResidualTest, BackwardAccumulatesIntoBoth) {
       ASSERT_EQ(da[i], da0[i] + dout[i]) << i;
       ASSERT_EQ(db[i], db0[i] + dout[i]) << i;
     }
+  }
+}
+
+TEST(ResidualTest, BackwardGradStoreBothWays) {
+  // da and db both by the store (kernel_testing.h), serial and parallel.
+  for (const size_t n : {size_t{1}, size_t{33}, size_t{70001}}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const auto dout = random_vector(n, 6);
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n, n}, 2, [&](GradStore store, const std::vector<float*>& g) {
+      residual_backward(g[0], g[1], dout.data(), n, store);
+    }));
   }
 }
 

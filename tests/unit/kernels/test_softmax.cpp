@@ -137,7 +137,7 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferencesAndOverwrites) {
       return weighted_sum(losses.data(), dlosses.data(), N);
     };
     loss();
-    std::vector<float> dlogits(n, 1234.0f);  // garbage: the backward writes, not adds
+    std::vector<float> dlogits(n, 1234.0f);  // garbage: the backward (kOverwrite by default) writes, not adds
     crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dlosses.data(), N, V);
     EXPECT_TRUE(gradient_matches(loss, logits.data(), dlogits.data(), n, 1e-2f, 1e-4, 1e-2));
     if (N > 2) {
@@ -148,6 +148,60 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferencesAndOverwrites) {
     crossentropy_backward(probs.data(), probs.data(), targets.data(), dlosses.data(), N, V);
     EXPECT_EQ(probs, dlogits);
   }
+}
+
+TEST(SoftmaxTest, BackwardGradStoreBothWays) {
+  // kAccumulate adds onto what dinp held, kOverwrite ignores it (kernel_testing.h); the last size
+  // runs on several threads.
+  for (const auto& [N, V] : {std::pair{1, 1}, std::pair{3, 17}, std::pair{70, 301}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " V=" + std::to_string(V));
+    const size_t n = static_cast<size_t>(N) * V;
+    const auto x = random_vector(n, 31, 2.0f), dout = random_vector(n, 32);
+    std::vector<float> probs(n);
+    softmax_forward(probs.data(), x.data(), N, V);
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+      softmax_backward(g[0], dout.data(), probs.data(), N, V, store);
+    }));
+  }
+}
+
+TEST(CrossEntropyTest, BackwardGradStoreBothWays) {
+  // Targets first, last and in between, and a padding row (no gradient: kAccumulate leaves the
+  // row as it was, kOverwrite zeroes it).
+  for (const auto& [N, V] : {std::pair{1, 1}, std::pair{5, 17}, std::pair{40, 301}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " V=" + std::to_string(V));
+    const size_t n = static_cast<size_t>(N) * V;
+    const auto logits = random_vector(n, 33, 2.0f), dlosses = random_vector(N, 34);
+    std::vector<int> targets(N);
+    for (int r = 0; r < N; ++r) targets[r] = r == 0 ? V - 1 : (r * 7) % V;
+    if (N > 2) targets[2] = -1;
+    std::vector<float> losses(N), probs(n);
+    crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), N, V);
+    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+      crossentropy_backward(g[0], probs.data(), targets.data(), dlosses.data(), N, V, store);
+    }));
+    // The default store is kOverwrite, and in place it gives the same bits.
+    std::vector<float> by_default(n, std::nanf("")), set(n, 1.0f), inplace = probs;
+    crossentropy_backward(by_default.data(), probs.data(), targets.data(), dlosses.data(), N, V);
+    crossentropy_backward(set.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
+    crossentropy_backward(inplace.data(), inplace.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
+    EXPECT_TRUE(testing::bitwise_equal(by_default, set));
+    EXPECT_TRUE(testing::bitwise_equal(inplace, set));
+  }
+}
+
+TEST(CrossEntropyDeathTest, InPlaceOnlyWithOverwrite) {
+  // dlogits = probs is allowed with kOverwrite only: summing into probs while reading it is a caller bug.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const int N = 2, V = 5;
+  std::vector<float> probs(N * V, 0.2f), dlosses(N, 1.0f);
+  const std::vector<int> targets = {1, 3};
+  EXPECT_DEATH(crossentropy_backward(probs.data(), probs.data(), targets.data(), dlosses.data(), N, V,
+                                     GradStore::kAccumulate),
+               "only as the same buffer");
+  EXPECT_DEATH(crossentropy_backward(probs.data() + 1, probs.data(), targets.data(), dlosses.data(), 1, V,
+                                     GradStore::kOverwrite),
+               "only as the same buffer");
 }
 
 }  // namespace
