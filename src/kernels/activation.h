@@ -23,14 +23,13 @@ void relu_backward(float* dinp, const float* dout, const float* inp, size_t n,
 //   pre (N, OC) += bias (OC) (bias may be null);  out = f(pre)
 void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC);
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC);
-// dpre (N, OC) = dout ⊙ f'(pre)  (+= with GradStore::kAccumulate), and dbias (OC) += Σ_n dout ⊙ f'(pre)
+// dpre (N, OC) += dout ⊙ f'(pre)  (= with GradStore::kOverwrite), and dbias (OC) += Σ_n dout ⊙ f'(pre)
 // in the same pass (dbias may be null; it comes out the same for every thread count, column_sums.h).
-// kOverwrite is the default here, unlike elsewhere (grad_store.h): it is what these kernels always
-// did, and the model calls them in place. dpre may alias dout only with kOverwrite (checked): the
-// (N, 4C) pre-activation gradient then needs no buffer of its own.
+// dpre may alias dout only with kOverwrite (checked): the (N, 4C) pre-activation gradient then
+// needs no buffer of its own.
 void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
-                        GradStore store = GradStore::kOverwrite);
+                        GradStore store = GradStore::kAccumulate);
 void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
-                        GradStore store = GradStore::kOverwrite);
+                        GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

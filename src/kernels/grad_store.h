@@ -6,9 +6,8 @@
 //   kOverwrite   dinp = g, for a buffer that holds nothing yet: the caller need not zero it first,
 //                and the kernel never reads it. The values are exactly those of zeroing dinp and
 //                then accumulating (0 + g is g), bit for bit except that a -0 stays -0.
-// The default is kAccumulate, except for crossentropy_backward and bias_{gelu,relu}_backward,
-// which only overwrote before GradStore reached them and keep kOverwrite as their default so that
-// existing callers (which pass their output buffer as an input too) keep working.
+// The default is kAccumulate everywhere. A kernel that lets its gradient be one of its inputs
+// (dlogits = probs, dpre = dout) allows it only with kOverwrite.
 // Parameter gradients (dweight, dbias, dwte, dwpe) always accumulate, whatever the store: they sum
 // over the micro-batches of a step, and the optimizer zeroes them.
 //

@@ -14,12 +14,10 @@ void softmax_backward(float* dinp, const float* dout, const float* out, int N, i
 // losses (N) = -log softmax(logits)[target]; probs (N, V) = softmax(logits).
 // Rows whose target is negative are ignored (padding): loss 0. probs may alias logits.
 void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V);
-// dlogits (N, V) = (probs - onehot(target)) * dlosses[n]  (+= with GradStore::kAccumulate); rows
-// with target < 0 get no gradient (0 with kOverwrite).
-// kOverwrite is the default here, unlike elsewhere (grad_store.h): it is what this kernel always
-// did, and the model calls it in place. dlogits may alias probs only with kOverwrite (checked),
-// so that the (N, V) buffer — the largest activation — exists once.
+// dlogits (N, V) += (probs - onehot(target)) * dlosses[n]  (= with GradStore::kOverwrite); rows
+// with target < 0 get no gradient (0 with kOverwrite). dlogits may alias probs only with
+// kOverwrite (checked), so that the (N, V) buffer — the largest activation — exists once.
 void crossentropy_backward(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
-                           int V, GradStore store = GradStore::kOverwrite);
+                           int V, GradStore store = GradStore::kAccumulate);
 
 }  // namespace potop

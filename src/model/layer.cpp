@@ -1,7 +1,5 @@
 #include "model/layer.h"
 
-#include <cstring>
-
 #include "core/profile.h"
 #include "core/rng.h"
 #include "kernels/dropout.h"
@@ -12,8 +10,7 @@ uint64_t LayerPass::site_seed(int site) const { return hash64(dropout_seed, stat
 
 const float* dropout_grad(float* scratch, const float* dout, const LayerPass& pass, int site, size_t n) {
   if (pass.dropout == 0.0f) return dout;
-  POTOP_PROFILED("memset", std::memset(scratch, 0, n * sizeof(float)));
-  POTOP_PROFILED("dropout", dropout_backward(scratch, dout, pass.dropout, pass.site_seed(site), n));
+  POTOP_PROFILED("dropout", dropout_backward(scratch, dout, pass.dropout, pass.site_seed(site), n, GradStore::kOverwrite));
   return scratch;
 }
 

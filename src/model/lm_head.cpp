@@ -39,7 +39,7 @@ void TiedLMHead::backward(float* dx, float loss_scale, int counted, const float*
   for (int i = 0; i < N; ++i) dlosses[i] = targets[i] >= 0 ? dloss : 0.0f;
   float* probs = f.buffer(probs_);
   float* dlogits = probs;  // the largest activation exists once
-  POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs, targets, dlosses, N, V_));
+  POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs, targets, dlosses, N, V_, GradStore::kOverwrite));
   // logits = x·wteᵀ
   POTOP_PROFILED("lm head", linear_backward(dx, f.grad(wte_), nullptr, dlogits, x, f.value(wte_), N, C_, V_,
                                             WeightLayout::kOutIn, GradStore::kOverwrite));

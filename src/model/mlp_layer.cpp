@@ -36,8 +36,9 @@ void MlpLayer::backward(float* din, const float* dout, const float* in, GradStor
                                             f.value(proj_w_), N, H, C, WeightLayout::kInOut, GradStore::kOverwrite));
   // act = f(pre), pre = in·W₁ + b₁: d pre in place, and d b₁
   const float* pre = f.buffer(pre_);
-  if (c_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_backward(d, f.grad(fc_b_), d, pre, N, H));
-  else POTOP_PROFILED("bias+relu", bias_relu_backward(d, f.grad(fc_b_), d, pre, N, H));
+  constexpr GradStore kInPlace = GradStore::kOverwrite;
+  if (c_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
+  else POTOP_PROFILED("bias+relu", bias_relu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
   // pre = in·W₁
   POTOP_PROFILED("fc", linear_backward(din, f.grad(fc_w_), nullptr, d, in, f.value(fc_w_), N, C, H,
                                        WeightLayout::kInOut, store));

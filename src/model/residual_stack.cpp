@@ -1,6 +1,5 @@
 #include "model/residual_stack.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "core/error.h"
@@ -87,12 +86,10 @@ ResidualStack::InputGrad ResidualStack::backward(const float* x, const LayerPass
   auto norm_backward = [&](float* dinp, const float* dout, const float* inp, const Norm& m, GradStore store) {
     POTOP_PROFILED("layernorm", layernorm_backward(dinp, f.grad(m.params.weight), f.grad(m.params.bias), dout, inp,
                                                    f.value(m.params.weight), f.buffer(m.mean), f.buffer(m.rstd), N,
-                                                   C));
-    (void)store;
+                                                   C, store));
   };
   if (pre && K > 0) {
     // out = LN_final(x_K)
-    POTOP_PROFILED("memset", std::fill_n(d_stream, n, 0.0f));
     norm_backward(d_stream, d_other, f.buffer(layers_[K - 1].sum), *final_, GradStore::kOverwrite);
   }
   for (int k = K - 1; k >= 0; --k) {
@@ -105,7 +102,6 @@ ResidualStack::InputGrad ResidualStack::backward(const float* x, const LayerPass
       norm_backward(d_stream, d_other, xk, e.norm, GradStore::kAccumulate);                        // d x_k
     } else {
       // x_{k+1} = LN_k(s_k), s_k = x_k + dropout(f(x_k))
-      POTOP_PROFILED("memset", std::fill_n(d_other, n, 0.0f));
       norm_backward(d_other, d_stream, f.buffer(e.sum), e.norm, GradStore::kOverwrite);  // d s_k
       const float* dout = dropout_grad(d_stream, d_other, pass, e.dropout_site, n);     // d x_{k+1} is spent
       e.sublayer->backward(d_other, dout, xk, GradStore::kAccumulate, pass, f);          // d x_k = d s_k + d via f

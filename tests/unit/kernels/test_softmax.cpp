@@ -137,15 +137,15 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferencesAndOverwrites) {
       return weighted_sum(losses.data(), dlosses.data(), N);
     };
     loss();
-    std::vector<float> dlogits(n, 1234.0f);  // garbage: the backward (kOverwrite by default) writes, not adds
-    crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dlosses.data(), N, V);
+    std::vector<float> dlogits(n, 1234.0f);  // garbage: with kOverwrite the backward writes, not adds
+    crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
     EXPECT_TRUE(gradient_matches(loss, logits.data(), dlogits.data(), n, 1e-2f, 1e-4, 1e-2));
     if (N > 2) {
       for (int v = 0; v < V; ++v) EXPECT_EQ(dlogits[2 * V + v], 0.0f);
     }
-    // dlogits may alias probs.
+    // dlogits may alias probs (with kOverwrite).
     loss();
-    crossentropy_backward(probs.data(), probs.data(), targets.data(), dlosses.data(), N, V);
+    crossentropy_backward(probs.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
     EXPECT_EQ(probs, dlogits);
   }
 }
@@ -180,12 +180,13 @@ TEST(CrossEntropyTest, BackwardGradStoreBothWays) {
     EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
       crossentropy_backward(g[0], probs.data(), targets.data(), dlosses.data(), N, V, store);
     }));
-    // The default store is kOverwrite, and in place it gives the same bits.
-    std::vector<float> by_default(n, std::nanf("")), set(n, 1.0f), inplace = probs;
+    // The default store is kAccumulate, as everywhere: onto zeros it gives kOverwrite's values (up
+    // to the sign of a zero). In place (kOverwrite) gives the same bits as into another buffer.
+    std::vector<float> by_default(n, 0.0f), set(n, 1.0f), inplace = probs;
     crossentropy_backward(by_default.data(), probs.data(), targets.data(), dlosses.data(), N, V);
     crossentropy_backward(set.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
     crossentropy_backward(inplace.data(), inplace.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite);
-    EXPECT_TRUE(testing::bitwise_equal(by_default, set));
+    EXPECT_EQ(by_default, set);
     EXPECT_TRUE(testing::bitwise_equal(inplace, set));
   }
 }

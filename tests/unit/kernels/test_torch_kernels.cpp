@@ -217,7 +217,8 @@ void crossentropy_case(Cases& k, const std::string& c, int N, int V) {
   auto& dlosses = k.in("dlosses", {N});
   auto& probs = k.out("probs", {N, V});
   crossentropy_forward(k.out("losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V);
-  crossentropy_backward(k.out("dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V);
+  crossentropy_backward(k.out("dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V,
+                        GradStore::kOverwrite);
 }
 
 // Fused: q, k, v are the three thirds of one (B, T, 3C) buffer, as in the model; otherwise three

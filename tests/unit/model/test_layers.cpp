@@ -200,7 +200,9 @@ TEST(Layers, StackGradientsMatchFiniteDifferences) {
     auto loss = [&] { return s.loss(); };
     // Every input element; the parameters' through a sample of each tensor.
     EXPECT_TRUE(testing::gradient_matches(loss, s.x.data(), dx.data(), dx.size(), 1e-2f, 2e-3, 2e-2));
-    if (c.cross) EXPECT_TRUE(testing::gradient_matches(loss, s.memory.data(), dmemory.data(), dmemory.size(), 1e-2f, 2e-3, 2e-2));
+    if (c.cross) {
+      EXPECT_TRUE(testing::gradient_matches(loss, s.memory.data(), dmemory.data(), dmemory.size(), 1e-2f, 2e-3, 2e-2));
+    }
     for (const TensorSpec& spec : s.params.layout().specs()) {
       SCOPED_TRACE(spec.name);
       float* v = s.params.values().at(spec);
