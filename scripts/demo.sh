@@ -10,7 +10,8 @@ cmake --build --preset release
 corpus=$(bash scripts/default-corpus.sh)
 potop=build/release/src/potop
 # nanoGPT's small character-level recipe (4 layers, 4 heads, 128 wide, block 64, batch 12).
-$potop train --data "$corpus" --out runs/demo --steps "${STEPS:-2000}" \
+# --force: a demo run replaces the previous demo's model.
+$potop train --data "$corpus" --out runs/demo --steps "${STEPS:-2000}" --force \
   --n-layer 4 --n-head 4 --n-embd 128 --block-size 64 --batch-size 12 --lr 1e-3 --dropout 0
 echo
 echo "=== potop sample --model runs/demo --prompt 'Pan ' --tokens 600 ==="

@@ -1,5 +1,11 @@
 #include "checkpoint/model_dir.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "checkpoint/train_state.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/hash.h"
@@ -29,6 +35,7 @@ LoadedModel load_weights_file(const fs::path& path) {
   LoadedModel out;
   out.weights = path;
   const SafetensorsFile file(path);
+  out.choice = path.string() + ": " + describe_checkpoint(file.metadata());
   const std::string kind = read_model_kind(file);
   const nlohmann::json config = read_model_config(file);
   out.tokenizer = read_tokenizer(file);
@@ -45,7 +52,71 @@ LoadedModel load_weights_file(const fs::path& path) {
   return out;
 }
 
+std::optional<double> number(const Metadata& meta, const std::string& key) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// A checkpoint's metadata, or none when its header cannot be read (loading it will say why).
+Metadata metadata_of(const fs::path& path) {
+  try {
+    return read_safetensors_metadata(path);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 }  // namespace
+
+std::string describe_checkpoint(const Metadata& metadata) {
+  const auto step = number(metadata, "step");
+  const auto val = number(metadata, "val_loss");
+  std::string s = step ? "step " + std::to_string(static_cast<long>(*step)) : std::string("step unknown");
+  if (val) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, ", val loss %.4f", *val);
+    s += buf;
+  } else {
+    s += ", not evaluated";
+  }
+  return s;
+}
+
+CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which) {
+  auto chosen = [](const fs::path& path, const std::string& why) {
+    if (!fs::exists(path)) throw Error(path.string() + ": checkpoint not found");
+    return CheckpointChoice{path, path.string() + ": " + describe_checkpoint(metadata_of(path)) + why};
+  };
+  if (which == "best" || which == "latest") return chosen(dir / (which + ".safetensors"), "");
+  if (which == "resume") return chosen(dir / kResumeFile, "");
+  if (which.starts_with("step-")) {
+    long step = -1;
+    const std::string digits = which.substr(5, which.find('.') == std::string::npos ? std::string::npos : which.find('.') - 5);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+    if (ec == std::errc() && end == digits.data() + digits.size() && step >= 0 && !fs::exists(which))
+      return chosen(dir / snapshot_file(static_cast<int>(step)), "");
+  }
+  if (!which.empty()) {
+    if (!fs::exists(which) && fs::exists(dir / which)) return chosen(dir / which, "");
+    return chosen(which, "");
+  }
+  const fs::path best = dir / "best.safetensors", latest = dir / "latest.safetensors";
+  if (!fs::exists(best)) return chosen(latest, "");
+  if (!fs::exists(latest)) return chosen(best, "");
+  const Metadata b = metadata_of(best), l = metadata_of(latest);
+  const auto step_b = number(b, "step"), step_l = number(l, "step");
+  const auto val_b = number(b, "val_loss"), val_l = number(l, "val_loss");
+  if (step_b && step_l && *step_l > *step_b) {
+    if (!(val_l && val_b && *val_l > *val_b))
+      return chosen(latest, " (the newest weights; best.safetensors is " + describe_checkpoint(b) + ")");
+    return chosen(best, " (latest.safetensors, " + describe_checkpoint(l) + ", is newer but worse)");
+  }
+  return chosen(best, "");
+}
 
 ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer) {
   return ModelHeader{"gpt", to_json(config), &tokenizer};
@@ -59,14 +130,13 @@ void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokeni
   tokenizer.save_files(dir);
 }
 
-LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
+ModelFiles read_model_files(const fs::path& dir) {
   if (!fs::exists(dir)) throw Error(dir.string() + ": model directory does not exist");
-  if (fs::is_regular_file(dir) && dir.extension() == ".safetensors" && which.empty()) return load_weights_file(dir);
   if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory from potop train)");
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory from potop train?)");
 
-  LoadedModel out;
+  ModelFiles out;
   const nlohmann::json j = parse_json_file(config_path);
   if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
   const std::string kind = j.value("kind", std::string("gpt"));  // config.json of older versions has none
@@ -80,11 +150,19 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
   if (out.tokenizer->size() != out.config.vocab_size)
     throw Error((dir / "vocab.json").string() + ": holds " + std::to_string(out.tokenizer->size()) +
                 " characters but config.json says vocab_size " + std::to_string(out.config.vocab_size));
+  return out;
+}
 
-  if (which.empty()) out.weights = fs::exists(dir / "best.safetensors") ? dir / "best.safetensors" : dir / "latest.safetensors";
-  else if (which == "best" || which == "latest") out.weights = dir / (which + ".safetensors");
-  else out.weights = which;
-  if (!fs::exists(out.weights)) throw Error(out.weights.string() + ": checkpoint not found");
+LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
+  if (fs::is_regular_file(dir) && dir.extension() == ".safetensors" && which.empty()) return load_weights_file(dir);
+  ModelFiles files = read_model_files(dir);
+  LoadedModel out;
+  out.config = files.config;
+  out.tokenizer = std::move(files.tokenizer);
+  out.training = std::move(files.training);
+
+  const CheckpointChoice choice = choose_checkpoint(dir, which);
+  out.weights = choice.path, out.choice = choice.why;
 
   const SafetensorsFile file(out.weights);
   const std::string hash = read_vocab_hash(file);

@@ -32,18 +32,42 @@ ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer);
 void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
                       const nlohmann::json& training);
 
+// Which checkpoint of a model directory to load, and why, in one line for stderr.
+struct CheckpointChoice {
+  fs::path path;
+  std::string why;  // "latest.safetensors: step 812, not evaluated (newer than best.safetensors, …)"
+};
+
+// `which` is a short name — "best", "latest", "resume", "step-N" (a --keep snapshot) — or a path
+// (also tried inside dir). Empty: the newest weights that are not worse than the best ones: latest
+// when it is newer than best and its validation loss (if it has one) is no higher, else best.
+// Throws potop::Error naming the file when it does not exist.
+CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which);
+
+// "step 812, val loss 1.9876" or "step 812, not evaluated" from a checkpoint's metadata.
+std::string describe_checkpoint(const Metadata& metadata);
+
+// A model directory's config.json and tokenizer, without its weights.
+struct ModelFiles {
+  GPTConfig config;
+  std::unique_ptr<Tokenizer> tokenizer;
+  nlohmann::json training;  // options the model was trained with
+};
+ModelFiles read_model_files(const fs::path& dir);
+
 struct LoadedModel {
   GPTConfig config;
   std::unique_ptr<GPT> model;
   std::unique_ptr<Tokenizer> tokenizer;
   nlohmann::json training;  // options the model was trained with, from config.json
   fs::path weights;         // which checkpoint was loaded
+  std::string choice;       // which, and why: the line commands print on stderr
   Metadata metadata;        // its metadata (step, val_loss, ...)
 };
 
-// Loads a model directory — config.json, the tokenizer's files and a checkpoint: `which` is
-// "best", "latest" or a path to a .safetensors file; empty means best if present, else latest —
-// or a lone .safetensors file written by potop, whose metadata holds its config and tokenizer.
+// Loads a model directory — config.json, the tokenizer's files and the checkpoint `which` names
+// (choose_checkpoint) — or a lone .safetensors file written by potop, whose metadata holds its
+// config and tokenizer.
 // Every problem (missing directory or file, bad JSON, a config that does not match the tensors,
 // a vocabulary that does not match the checkpoint) is a potop::Error naming the file.
 LoadedModel load_model_dir(const fs::path& dir, const std::string& which = "");

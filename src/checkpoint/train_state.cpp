@@ -75,6 +75,12 @@ class MetaReader {
 
 }  // namespace
 
+std::string snapshot_file(int step) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "step-%06d.safetensors", step);
+  return buf;
+}
+
 void save_train_state(const fs::path& path, const ParameterSet& params, const ModelHeader& header,
                       const std::vector<TensorGroup>& groups, const TrainState& state) {
   std::string rng;
@@ -87,6 +93,7 @@ void save_train_state(const fs::path& path, const ParameterSet& params, const Mo
       {"potop.kind", kTrainStateKind},
       {"potop.state_version", std::to_string(kTrainStateVersion)},
       {"potop.step", std::to_string(state.step)},
+      {"potop.eval_pending", state.eval_pending ? "1" : "0"},
       {"potop.adam_steps", std::to_string(state.adam_steps)},
       {"potop.sampler_rng", rng},
       {"potop.best_score", format_float(state.best_score)},
@@ -117,6 +124,8 @@ TrainState read_train_state(const SafetensorsFile& file) {
                                       std::to_string(kTrainStateVersion));
   TrainState s;
   s.step = r.integer<int>("potop.step", 0);
+  // Absent from states written before evaluations could be abandoned: theirs was always done.
+  s.eval_pending = file.metadata_value("potop.eval_pending").value_or("0") != "0";
   s.adam_steps = r.integer<long>("potop.adam_steps", 0);
   const std::string& rng = r.text("potop.sampler_rng");
   if (rng.size() != 4 * 16 + 3) r.fail("potop.sampler_rng", "is not four comma-separated 64-bit hex words");

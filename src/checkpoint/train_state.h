@@ -36,9 +36,14 @@ inline constexpr const char* kResumeFile = "resume.safetensors";
 inline constexpr const char* kTrainStateKind = "train_state";
 inline constexpr int kTrainStateVersion = 1;
 
+// The state kept every N steps with --keep N: "step-000500.safetensors".
+std::string snapshot_file(int step);
+
 struct TrainState {
-  // The next optimizer step to run. The evaluation (and checkpoint) due at this step is done.
+  // The next optimizer step to run. The evaluation (and checkpoint) due at this step is done,
+  // unless eval_pending: it was abandoned (a stop request during it) and is still to do.
   int step = 0;
+  bool eval_pending = false;
   long adam_steps = 0;  // AdamW's bias-correction counter (steps skipped as non-finite don't count)
   Rng::State sampler{};  // the training batch sampler's generator
   float best_score = std::numeric_limits<float>::infinity();  // lowest val (or train) loss so far

@@ -1,24 +1,29 @@
+// `potop eval`: a model's loss, perplexity and bits per character on a text.
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/model_dir.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/model_args.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "data/dataset.h"
 #include "data/text_file.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
+#include "tokenizer/utf8.h"
 
 namespace potop::cli {
 
 namespace {
 
 struct EvalArgs {
-  std::string model, checkpoint, data;
-  int batch_size = 16, stride = 0, threads = 0;
+  ModelArgs model;
+  std::string data;
+  Unknown unknown = Unknown::kError;
+  int batch_size = 16, stride = 0;
   bool json = false;
 };
 
@@ -27,21 +32,31 @@ struct EvalArgs {
 Run add_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and bits per character of a model on a text file");
   auto a = std::make_shared<EvalArgs>();
-  cmd->add_option("--model", a->model, "model directory written by potop train")->required();
+  add_model_options(cmd, a->model);
   cmd->add_option("--data", a->data, "UTF-8 text file to score")->required();
-  cmd->add_option("--checkpoint", a->checkpoint, "best, latest or a .safetensors path (default: best, else latest)");
+  add_choice(cmd, "--unknown", unknown_choice(a->unknown),
+             "characters the model's vocabulary lacks: error (refuse the text), skip them, or replace them (by a "
+             "space, or the first character); the count and which ones are reported");
   cmd->add_option("--batch-size", a->batch_size, "windows per forward pass")->capture_default_str();
   cmd->add_option("--stride", a->stride, "window advance; 0 = block size (non-overlapping)")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "threads to use (0 = all cores)")->capture_default_str();
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   return [a]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
-    apply_threads_flag(a->threads);
-    LoadedModel m = load_model_dir(a->model, a->checkpoint);
-    const std::vector<int> tokens = m.tokenizer->encode(read_utf8_text(a->data), a->data);
+    LoadedModel m = load_model(a->model);
+    const std::string text = read_utf8_text(a->data);
+    // Characters the vocabulary lacks are counted first, so that the error names them all.
+    UnknownReport unknown;
+    const Unknown policy = a->unknown == Unknown::kError ? Unknown::kSkip : a->unknown;
+    std::vector<int> tokens = m.tokenizer->encode(text, a->data, policy, &unknown);
+    if (unknown.count > 0 && a->unknown == Unknown::kError)
+      throw Error(a->data + ": " + unknown.describe() + "; pass --unknown skip or --unknown replace to score the rest");
     const int B = a->batch_size, T = m.config.block_size;
     const std::vector<EvalWindow> windows = eval_windows(tokens.size(), T, a->stride);
     if (windows.empty()) throw Error(a->data + ": needs at least 2 characters to score");
+    announce(m);
+    if (unknown.count > 0)
+      std::fprintf(stderr, "note: %s: %s %s (--unknown)\n", a->data.c_str(), unknown.describe().c_str(),
+                   a->unknown == Unknown::kSkip ? "left out" : "replaced");
     std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
     BatchParallel parallel(*m.model, std::min(get_threads(), B));
     size_t first = 0;
@@ -56,9 +71,13 @@ Run add_eval(CLI::App& app) {
     const double loss = total.mean();
     const double perplexity = std::exp(loss), bits = loss / std::log(2.0);
     if (a->json) {
-      std::printf("%s\n", nlohmann::json{{"loss", loss}, {"perplexity", perplexity}, {"bits_per_char", bits},
-                                         {"tokens", counted}, {"checkpoint", m.weights.string()}}
-                              .dump()
+      std::printf("%s\n", nlohmann::json{{"loss", loss},
+                                         {"perplexity", perplexity},
+                                         {"bits_per_char", bits},
+                                         {"tokens", counted},
+                                         {"unknown", unknown.count},
+                                         {"checkpoint", m.weights.string()}}
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                               .c_str());
     } else {
       std::printf("%s (%s): %ld characters scored\nloss %.4f | perplexity %.3f | bits/char %.4f\n", a->data.c_str(),

@@ -4,6 +4,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "cli/commands.h"
+#include "cli/model_args.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"
@@ -15,7 +16,7 @@ namespace potop::cli {
 Run add_plot(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plot", "draw a run's loss curves (metrics.jsonl) as an SVG image");
   auto model = std::make_shared<std::string>(), out = std::make_shared<std::string>();
-  cmd->add_option("--model", *model, "model directory written by potop train")->required();
+  cmd->add_option("-m,--model", *model, "model directory written by potop train")->required();
   cmd->add_option("--out", *out, "SVG file to write (default: MODEL/loss.svg)");
   return [model, out]() {
     const fs::path target = out->empty() ? fs::path(*model) / "loss.svg" : fs::path(*out);
@@ -28,7 +29,8 @@ Run add_plot(CLI::App& app) {
 namespace {
 
 struct AttentionArgs {
-  std::string model, checkpoint, prompt, out = "attention.html";
+  ModelArgs model;
+  std::string prompt, out;
   int layer = -1, head = -1;
 };
 
@@ -37,18 +39,22 @@ struct AttentionArgs {
 Run add_attention(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text");
   auto a = std::make_shared<AttentionArgs>();
-  cmd->add_option("--model", a->model, "model directory written by potop train")->required();
-  cmd->add_option("--prompt", a->prompt, "text to look at, at most block_size characters")->required();
-  cmd->add_option("--checkpoint", a->checkpoint, "best, latest or a .safetensors path (default: best, else latest)");
-  cmd->add_option("--out", a->out, "HTML file to write")->capture_default_str();
+  add_model_options(cmd, a->model);
+  cmd->add_option("-p,--prompt", a->prompt, "text to look at, at most block_size characters")->required();
+  cmd->add_option("--out", a->out, "HTML file to write (default: attention.html beside the model)");
   cmd->add_option("--layer", a->layer, "only this layer (default: all)");
   cmd->add_option("--head", a->head, "only this head (default: all)");
   return [a]() {
-    set_threads(hardware_threads());
-    LoadedModel m = load_model_dir(a->model, a->checkpoint);
+    LoadedModel m = load_model(a->model);
     const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
-    write_file_atomic(a->out, attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head));
-    std::printf("wrote %s\n", a->out.c_str());
+    const std::string html = attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head);
+    announce(m);
+    const fs::path model(a->model.model);
+    const fs::path out = !a->out.empty() ? fs::path(a->out)
+                         : fs::is_directory(model) ? model / "attention.html"
+                                                   : model.parent_path() / "attention.html";
+    write_file_atomic(out, html);
+    std::printf("wrote %s\n", out.string().c_str());
     return 0;
   };
 }

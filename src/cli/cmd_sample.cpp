@@ -1,54 +1,123 @@
+// `potop sample`: generate text from a trained model, streaming it as it comes.
+#include <chrono>
 #include <cstdio>
+#include <iostream>
+#include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 
-#include "checkpoint/model_dir.h"
 #include "cli/commands.h"
+#include "cli/model_args.h"
 #include "core/error.h"
-#include "core/threads.h"
+#include "data/text_file.h"
 #include "generate/generator.h"
+#include "generate/stop_strings.h"
+#include "tokenizer/utf8.h"
 
 namespace potop::cli {
 
 namespace {
 
 struct SampleArgs {
-  std::string model, checkpoint, prompt;
-  int tokens = 500, threads = 0;
+  ModelArgs model;
+  std::string prompt, prompt_file;
+  int tokens = 500, num_samples = 1;
   uint64_t seed = 1337;
+  std::vector<std::string> stop;
+  bool json = false;
   SamplingOptions sampling;
 };
+
+// The prompt: --prompt, "-" for standard input, or --prompt-file; a newline when none is given
+// (or the vocabulary's first token, when it has no newline).
+std::string read_prompt(const SampleArgs& a, const Tokenizer& tokenizer) {
+  if (!a.prompt_file.empty()) return read_utf8_text(a.prompt_file);
+  if (a.prompt == "-") {
+    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    if (text.empty()) throw Error("--prompt -: standard input is empty");
+    return text;
+  }
+  if (!a.prompt.empty()) return a.prompt;
+  return tokenizer.can_encode("\n") ? std::string("\n") : tokenizer.decode_one(0);
+}
 
 }  // namespace
 
 Run add_sample(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sample", "generate text from a trained model, streaming it as it comes");
   auto a = std::make_shared<SampleArgs>();
-  cmd->add_option("--model", a->model, "model directory written by potop train")->required();
-  cmd->add_option("--checkpoint", a->checkpoint, "best, latest or a .safetensors path (default: best, else latest)");
-  cmd->add_option("--prompt", a->prompt, "text to continue (default: a newline)");
-  cmd->add_option("--tokens", a->tokens, "characters to generate")->capture_default_str();
-  cmd->add_option("--temperature", a->sampling.temperature, "0 = always the most likely character")->capture_default_str();
+  add_model_options(cmd, a->model);
+  auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "text to continue, or - to read it from standard input "
+                                                             "(default: a newline)");
+  cmd->add_option("--prompt-file", a->prompt_file, "read the text to continue from this file")->excludes(prompt);
+  cmd->add_option("-n,--tokens", a->tokens, "tokens (characters) to generate per sample")->capture_default_str();
+  cmd->add_option("--num-samples", a->num_samples, "samples to generate, each from the prompt (seeds seed, seed+1, …)")
+      ->capture_default_str();
+  cmd->add_option("--temperature", a->sampling.temperature, "0 = always the most likely token")->capture_default_str();
   cmd->add_option("--top-k", a->sampling.top_k, "sample among the k most likely (0 = all)")->capture_default_str();
   cmd->add_option("--top-p", a->sampling.top_p, "sample among the most likely with this total probability")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "random seed")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "threads to use (0 = all cores)")->capture_default_str();
+  cmd->add_option("--min-p", a->sampling.min_p,
+                  "drop tokens less likely than this fraction of the likeliest one (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--repeat-penalty", a->sampling.repeat_penalty,
+                  "make tokens of the last --repeat-last-n less likely: a positive logit is divided by it, a "
+                  "negative one multiplied (1 = off)")
+      ->capture_default_str();
+  cmd->add_option("--presence-penalty", a->sampling.presence_penalty,
+                  "subtract this from the logit of every token of the last --repeat-last-n (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", a->sampling.repeat_last_n, "recent tokens the penalties look at")
+      ->capture_default_str();
+  cmd->add_option("--stop", a->stop, "stop a sample where this text appears (not printed); may be repeated");
+  cmd->add_option("-s,--seed", a->seed, "random seed")->capture_default_str();
+  cmd->add_flag("--json", a->json, "print the samples as one JSON object instead of streaming them");
   return [a]() {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
-    apply_threads_flag(a->threads);
-    LoadedModel m = load_model_dir(a->model, a->checkpoint);
-    validate(a->sampling, m.config.vocab_size);
-    std::string prompt = a->prompt.empty() ? std::string("\n") : a->prompt;
-    if (a->prompt.empty() && !m.tokenizer->can_encode(prompt)) prompt = m.tokenizer->decode_one(0);
-    const std::vector<int> ids = m.tokenizer->encode(prompt, "--prompt");
-    std::fputs(prompt.c_str(), stdout);
+    if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
+    validate(a->sampling, 0);
+    LoadedModel m = load_model(a->model);
+    const Tokenizer& tokenizer = *m.tokenizer;
+    const std::string prompt = read_prompt(*a, tokenizer);
+    const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");
+    if (ids.empty()) throw Error("--prompt holds no token to start from");
+    announce(m);
+    const int block = m.config.block_size;
+    if (static_cast<int>(ids.size()) > block)
+      std::fprintf(stderr, "note: the prompt is %zu tokens but the model's context is %d: it sees the last %d\n",
+                   ids.size(), block, block);
+
+    nlohmann::json samples = nlohmann::json::array();
+    long generated = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < a->num_samples; ++k) {
+      if (k > 0 && !a->json) std::fputs("\n---\n", stdout);
+      if (!a->json) std::fwrite(prompt.data(), 1, prompt.size(), stdout), std::fflush(stdout);
+      StopStrings stops(a->stop);
+      int count = 0;
+      generate(*m.model, ids, a->tokens, a->sampling, a->seed + static_cast<uint64_t>(k), [&](int id) {
+        ++count;
+        const std::string shown = stops.push(tokenizer.decode_one(id));
+        if (!a->json) std::fwrite(shown.data(), 1, shown.size(), stdout), std::fflush(stdout);
+        return !stops.stopped();
+      });
+      const std::string rest = stops.flush();
+      if (!a->json) std::fwrite(rest.data(), 1, rest.size(), stdout);
+      generated += count;
+      samples.push_back({{"text", prompt + stops.text()}, {"tokens", count},
+                         {"finish_reason", stops.stopped() ? "stop" : "length"}});
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = seconds > 0 ? generated / seconds : 0.0;
+    if (a->json) {
+      const nlohmann::json out = {{"checkpoint", m.weights.string()}, {"samples", samples},
+                                  {"tokens_per_s", rate}, {"seconds", seconds}};
+      std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+      std::fputc('\n', stdout);
+    }
     std::fflush(stdout);
-    generate(*m.model, ids, a->tokens, a->sampling, a->seed, [&](int id) {
-      const std::string piece = m.tokenizer->decode_one(id);
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-    });
-    std::fputc('\n', stdout);
+    std::fprintf(stderr, "sample: %ld tokens in %.2f s, %.0f tokens/s\n", generated, seconds, rate);
     return 0;
   };
 }

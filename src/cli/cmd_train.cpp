@@ -2,11 +2,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "train/trainer.h"
@@ -21,7 +24,7 @@ volatile sig_atomic_t g_stop_signal = 0;
 // SA_RESETHAND makes a second one end the process at once (the last checkpoint stays intact).
 extern "C" void on_stop_signal(int signo) {
   g_stop_signal = signo;
-  static const char msg[] = "\npotop: stopping after this step and saving a checkpoint (again to quit at once)\n";
+  static const char msg[] = "\npotop: stopping: finishing this step (or dropping the evaluation under way) and saving a checkpoint; again to quit at once\n";
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
 }
 
@@ -40,6 +43,7 @@ Run add_train(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "train a character-level GPT on a text file, or resume a run");
   auto options = std::make_shared<TrainOptions>();
   auto config = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
   auto control = std::make_shared<TrainControl>();
   cmd->add_option("--config", *config, "JSON file of options (keys like n_layer); flags override it")
       ->check(CLI::ExistingFile);
@@ -48,42 +52,37 @@ Run add_train(CLI::App& app) {
                   "given come from the checkpoint");
   cmd->add_flag("--allow-data-change", control->allow_data_change,
                 "with --resume: continue on a text that differs from the checkpoint's");
-  for (const Field& f : option_fields(*options)) {
-    const std::string flag = "--" + f.name;
-    std::visit(
-        [&](const auto& target) {
-          using P = std::decay_t<decltype(target)>;
-          if constexpr (std::is_same_v<P, Choice>) {
-            // An unknown name is bad input (exit 1, naming the flag), like every other bad value.
-            cmd->add_option_function<std::string>(
-                   flag,
-                   [target, flag](const std::string& value) {
-                     if (!target.set(value)) throw Error(flag + ": " + target.mismatch(value));
-                   },
-                   f.help)
-                ->default_str(target.get());
-          } else if constexpr (std::is_same_v<P, bool*>) {
-            cmd->add_flag(flag + ",!--no-" + f.name, *target, f.help);
-          } else {
-            cmd->add_option(flag, *target, f.help)->capture_default_str();
-          }
-        },
-        f.target);
-  }
-  return [cmd, options, config, control]() {
+  cmd->add_flag("--force", control->force, "start a new run in an --out that holds a model, replacing it");
+  cmd->add_flag("--json", *json, "print a summary of the run as one JSON object on stdout at the end");
+  for (const Field& f : option_fields(*options)) add_field(cmd, f);
+  return [cmd, options, config, control, json]() {
     std::vector<std::string>& given = control->given;
     for (const Field& f : option_fields(*options))
-      if (cmd->count("--" + f.name) > 0 || (std::holds_alternative<bool*>(f.target) && cmd->count("--no-" + f.name) > 0))
-        given.push_back(f.name);
+      if (field_given(cmd, f)) given.push_back(f.name);
     if (control->allow_data_change && control->resume.empty())
       throw Error("--allow-data-change only applies with --resume");
+    if (control->force && !control->resume.empty())
+      throw Error("--force starts a new run; it does not go with --resume");
     if (!config->empty()) {
       for (const std::string& name : apply_config_file(*options, *config, given))
         if (std::find(given.begin(), given.end(), name) == given.end()) given.push_back(name);
     }
     install_stop_handlers();
     control->stop_requested = [](int) { return g_stop_signal != 0; };
-    train(*options, stderr, *control);
+    const TrainResult r = train(*options, stderr, *control);
+    if (*json) {
+      auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+      const nlohmann::json summary = {{"out", control->resume.empty() ? options->out : control->resume},
+                                      {"steps_done", r.steps_done},
+                                      {"interrupted", r.interrupted},
+                                      {"final_train_loss", number(r.final_train_loss)},
+                                      {"final_val_loss", number(r.final_val_loss)},
+                                      {"best_val_loss", number(r.best_val_loss)},
+                                      {"tokens_per_s", r.tokens_per_second},
+                                      {"seconds", r.seconds},
+                                      {"nonfinite_skipped", r.nonfinite_skipped}};
+      std::printf("%s\n", summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    }
     return 0;
   };
 }

@@ -13,5 +13,6 @@ Run add_sample(CLI::App& app);
 Run add_eval(CLI::App& app);
 Run add_plot(CLI::App& app);
 Run add_attention(CLI::App& app);
+Run add_info(CLI::App& app);
 
 }  // namespace potop::cli

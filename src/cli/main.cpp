@@ -1,9 +1,10 @@
-// potop: train, sample from and evaluate character-level GPT models on a CPU.
+// potop: train, inspect, sample from and evaluate Transformer language models on a CPU.
 #include <cstdio>
 #include <map>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/suggest.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "potop 0.1.0");
   std::map<CLI::App*, potop::cli::Run> runs;
   for (auto add : {potop::cli::add_train, potop::cli::add_sample, potop::cli::add_eval,
-                    potop::cli::add_plot, potop::cli::add_attention}) {
+                    potop::cli::add_plot, potop::cli::add_attention, potop::cli::add_info}) {
     auto run = add(app);
     runs[app.get_subcommands({}).back()] = std::move(run);
   }
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
     // A usage error is one line too, naming the flag, with where to read about it; exit 2.
     std::string command = "potop";
     for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-    std::fprintf(stderr, "potop: error: %s (see %s --help)\n", e.what(), command.c_str());
+    std::fprintf(stderr, "potop: error: %s%s (see %s --help)\n", e.what(), potop::cli::did_you_mean(app).c_str(),
+                 command.c_str());
     return 2;
   }
   try {

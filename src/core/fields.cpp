@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "core/decimal.h"
 #include "core/error.h"
 
 namespace potop {
@@ -29,7 +30,9 @@ nlohmann::json fields_to_json(const std::vector<Field>& fields) {
   for (const Field& f : fields) {
     std::visit(
         [&](const auto& target) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(target)>, Choice>) j[f.json_key()] = target.get();
+          using P = std::decay_t<decltype(target)>;
+          if constexpr (std::is_same_v<P, Choice>) j[f.json_key()] = target.get();
+          else if constexpr (std::is_same_v<P, float*>) j[f.json_key()] = as_written(*target);  // 0.9, not 0.8999999761581421
           else j[f.json_key()] = *target;
         },
         f.target);

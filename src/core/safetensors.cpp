@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_set>
@@ -204,6 +205,26 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Safe
 
 // ------------------------------------------------------------------------------------------
 // Reading
+
+Metadata read_safetensors_metadata(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(name + ": cannot open");
+  char length[8];
+  if (!in.read(length, 8)) throw Error(name + ": too short to be a safetensors file");
+  const uint64_t n = read_le64(length);
+  if (n > kMaxHeaderBytes) throw Error(name + ": header length " + std::to_string(n) + " is absurd: not a safetensors file");
+  std::string header(n, '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw Error(name + ": the header is truncated");
+  const Json j = Json::parse(header, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw Error(name + ": header is not a JSON object");
+  Metadata meta;
+  const auto it = j.find("__metadata__");
+  if (it != j.end() && it->is_object())
+    for (const auto& [key, value] : it->items())
+      if (value.is_string()) meta[key] = value.get<std::string>();
+  return meta;
+}
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : label_(path.string()) {
   bytes_ = read_file(path);

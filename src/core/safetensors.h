@@ -78,6 +78,10 @@ struct SafetensorsInfo {
   size_t bytes() const { return end - begin; }
 };
 
+// The metadata of a safetensors file, from its header alone (the tensors are not read, nor the
+// checksum verified): for choosing which checkpoint to load. Errors name the file.
+Metadata read_safetensors_metadata(const std::filesystem::path& path);
+
 class SafetensorsFile {
  public:
   // Reads and validates the whole file.

@@ -9,8 +9,10 @@
 namespace potop {
 
 // The whole file as bytes. Throws potop::Error naming the path when the file is missing, is a
-// directory (or not a regular file), cannot be read, is empty, or looks binary (contains a
-// NUL byte: "<path>: looks binary (NUL byte at offset 1234), expected UTF-8 text").
+// directory or not a regular file (a device such as /dev/zero, a pipe: refused before reading),
+// is too large for this machine's memory (checked from its size before reading), cannot be read,
+// is empty, or looks binary (contains a NUL byte: "<path>: looks binary (NUL byte at offset 1234),
+// expected UTF-8 text").
 std::string read_text_file(const std::filesystem::path& path);
 
 // read_text_file + strict UTF-8 decoding (errors give the byte offset and line). A leading

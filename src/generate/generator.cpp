@@ -7,7 +7,7 @@
 namespace potop {
 
 std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
-                          uint64_t seed, const std::function<void(int)>& on_token) {
+                          uint64_t seed, const std::function<bool(int)>& on_token) {
   POTOP_CHECK(!prompt.empty(), "generation needs at least one prompt token");
   const int block = model.config().block_size, V = model.config().vocab_size;
   Sampler sampler(options, seed);
@@ -25,10 +25,10 @@ std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_toke
   prefill(block);
   for (int i = 0; i < n_tokens; ++i) {
     const float* last = model.logits() + static_cast<size_t>(model.last_rows() - 1) * V;
-    const int token = sampler.sample(last, V);
+    const int token = sampler.sample(last, V, context);
     generated.push_back(token);
     context.push_back(token);
-    if (on_token) on_token(token);
+    if (on_token && !on_token(token)) break;
     if (i + 1 == n_tokens) break;
     if (cache.length == block) prefill(std::max(1, block / 2));
     else model.forward(&context.back(), 1, cache);

@@ -11,9 +11,10 @@
 
 namespace potop {
 
-// Calls on_token(id) for each of n_tokens new tokens as soon as it is sampled; returns the
-// generated ids. prompt must be non-empty and contain valid ids.
+// Calls on_token(id) for each of up to n_tokens new tokens as soon as it is sampled, and stops
+// early when it returns false; returns the generated ids. prompt must be non-empty and contain
+// valid ids.
 std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
-                          uint64_t seed, const std::function<void(int)>& on_token = {});
+                          uint64_t seed, const std::function<bool(int)>& on_token = {});
 
 }  // namespace potop

@@ -8,15 +8,45 @@
 
 namespace potop {
 
+namespace {
+
+std::string num(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
+}  // namespace
+
 void validate(const SamplingOptions& o, int vocab_size) {
   if (!std::isfinite(o.temperature) || o.temperature < 0)
-    throw Error("--temperature must be a finite number >= 0 (got " + std::to_string(o.temperature) + ")");
+    throw Error("--temperature must be a finite number >= 0 (got " + num(o.temperature) + ")");
   if (o.top_k < 0) throw Error("--top-k must be >= 0 (got " + std::to_string(o.top_k) + "); 0 disables it");
-  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error("--top-p must be in (0, 1] (got " + std::to_string(o.top_p) + ")");
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error("--top-p must be in (0, 1] (got " + num(o.top_p) + ")");
+  if (!(o.min_p >= 0 && o.min_p < 1)) throw Error("--min-p must be in [0, 1) (got " + num(o.min_p) + "); 0 disables it");
+  if (!(std::isfinite(o.repeat_penalty) && o.repeat_penalty > 0))
+    throw Error("--repeat-penalty must be a positive number (got " + num(o.repeat_penalty) + "); 1 disables it");
+  if (!std::isfinite(o.presence_penalty))
+    throw Error("--presence-penalty must be a finite number (got " + num(o.presence_penalty) + "); 0 disables it");
+  if (o.repeat_last_n < 0) throw Error("--repeat-last-n must be >= 0 (got " + std::to_string(o.repeat_last_n) + ")");
   (void)vocab_size;
 }
 
-int Sampler::sample(const float* logits, int V) {
+int Sampler::sample(const float* logits, int V, std::span<const int> recent) {
+  const bool penalties = (options_.repeat_penalty != 1.0f || options_.presence_penalty != 0.0f) && !recent.empty();
+  if (penalties) {
+    penalised_.assign(logits, logits + V);
+    const size_t n = std::min(recent.size(), static_cast<size_t>(options_.repeat_last_n));
+    seen_.assign(static_cast<size_t>(V), 0);
+    for (const int t : recent.subspan(recent.size() - n)) {
+      if (t < 0 || t >= V || seen_[static_cast<size_t>(t)]) continue;
+      seen_[static_cast<size_t>(t)] = 1;
+      float& l = penalised_[static_cast<size_t>(t)];
+      l = l > 0 ? l / options_.repeat_penalty : l * options_.repeat_penalty;
+      l -= options_.presence_penalty;
+    }
+    logits = penalised_.data();
+  }
   if (options_.temperature == 0.0f) return static_cast<int>(std::max_element(logits, logits + V) - logits);
   // Candidates sorted by logit, most likely first; ties broken by id so results never depend
   // on the sort's stability.
@@ -41,9 +71,15 @@ int Sampler::sample(const float* logits, int V) {
         break;
       }
     }
-    total = 0;
-    for (int i = 0; i < keep; ++i) total += candidates_[i].first;
   }
+  if (options_.min_p > 0.0f) {
+    // The first candidate is the likeliest: its weight is exp(0) = 1.
+    int k = 1;
+    while (k < keep && candidates_[k].first >= options_.min_p) ++k;
+    keep = k;
+  }
+  total = 0;
+  for (int i = 0; i < keep; ++i) total += candidates_[i].first;
   double r = rng_.uniform() * total;
   for (int i = 0; i < keep; ++i) {
     r -= candidates_[i].first;

@@ -5,9 +5,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
+#include "core/decimal.h"
 #include "core/error.h"
 #include "core/profile.h"
 
@@ -17,18 +17,6 @@ namespace {
 
 constexpr size_t kParallelMin = 1 << 14;
 
-// The hyperparameters are stored as float, but PyTorch computes its scalars (1 - lr·wd,
-// 1 - β^t, lr / (1 - β1^t)) from Python doubles. Recover the decimal the user wrote (0.9f ->
-// "0.9" -> 0.9) so those scalars come out as PyTorch's do.
-double as_decimal(float x) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
-  POTOP_CHECK(ec == std::errc{});
-  double d = x;
-  std::from_chars(buf, end, d);
-  return d;
-}
-
 }  // namespace
 
 void adamw_update(float* params, const float* grads, float* m, float* v, size_t n, const AdamWHyper& hyper,
@@ -36,8 +24,11 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
   // params (n), grads (n), m (n), v (n); t >= 1
   const profile::Scope scope("adamw_update");
   POTOP_CHECK(t >= 1, "AdamW step counts from 1");
-  const double lr = as_decimal(hyper.lr), beta1 = as_decimal(hyper.beta1), beta2 = as_decimal(hyper.beta2);
-  const double wd = as_decimal(weight_decay);
+  // The hyperparameters are stored as float, but PyTorch computes its scalars (1 - lr·wd,
+  // 1 - β^t, lr / (1 - β1^t)) from Python doubles: as_written recovers the decimal the user
+  // wrote (0.9f -> 0.9), so those scalars come out as PyTorch's do.
+  const double lr = as_written(hyper.lr), beta1 = as_written(hyper.beta1), beta2 = as_written(hyper.beta2);
+  const double wd = as_written(weight_decay);
   // Scalars as torch computes them in Python (double), then rounded to the tensor's float.
   const float decay = static_cast<float>(1.0 - lr * wd);               // param.mul_(1 - lr * wd)
   const float w1 = static_cast<float>(1.0 - beta1);                    // exp_avg.lerp_(grad, 1 - β1)
@@ -47,7 +38,7 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
   const double bias_correction2 = 1.0 - std::pow(beta2, static_cast<double>(t));
   const float neg_step = static_cast<float>(-(lr / bias_correction1));  // addcdiv_ value = -step_size
   const float bc2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
-  const float eps = static_cast<float>(as_decimal(hyper.eps));
+  const float eps = static_cast<float>(as_written(hyper.eps));
   const bool small_w1 = std::fabs(w1) < 0.5f;  // torch's lerp switches formula at weight 0.5
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (size_t i = 0; i < n; ++i) {

@@ -50,7 +50,7 @@ void GPTConfig::validate(const std::string& source) const {
   require(n_embd > 0, source, "n_embd", "must be positive (got " + std::to_string(n_embd) + ")");
   require(n_embd <= 65536, source, "n_embd", "is too large (max 65536)");
   require(n_embd % n_head == 0, source, "n_embd",
-          "(" + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
+          std::string("(") + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
   require(std::isfinite(dropout) && dropout >= 0.0f && dropout < 1.0f, source, "dropout",
           "must be in [0, 1) (got " + std::to_string(dropout) + ")");
 }

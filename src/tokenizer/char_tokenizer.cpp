@@ -107,8 +107,30 @@ std::vector<int> CharTokenizer::encode(std::u32string_view text, std::string_vie
   return ids;
 }
 
-std::vector<int> CharTokenizer::encode(std::string_view text, std::string_view what) const {
-  return encode(utf8_decode(text, what), what);
+std::vector<int> CharTokenizer::encode(std::string_view text, std::string_view what, Unknown unknown,
+                                       UnknownReport* report) const {
+  const std::u32string chars = utf8_decode(text, what);
+  if (unknown == Unknown::kError) return encode(chars, what);
+  const int stand_in = id_of(U' ') >= 0 ? id_of(U' ') : 0;
+  std::vector<int> ids;
+  ids.reserve(chars.size());
+  long line = 1;
+  for (const char32_t c : chars) {
+    const int id = id_of(c);
+    if (id >= 0) {
+      ids.push_back(id);
+    } else {
+      if (unknown == Unknown::kReplace) ids.push_back(stand_in);
+      if (report) {
+        ++report->count;
+        auto it = std::find_if(report->items.begin(), report->items.end(), [&](const auto& item) { return item.c == c; });
+        if (it == report->items.end()) report->items.push_back({c, 1, line});
+        else ++it->count;
+      }
+    }
+    if (c == U'\n') ++line;
+  }
+  return ids;
 }
 
 bool CharTokenizer::can_encode(std::string_view text) const {

@@ -61,8 +61,11 @@ class CharTokenizer final : public Tokenizer {
   // where what ("prompt") names the text and the position is the 0-based index of the
   // character (code point) in the text.
   std::vector<int> encode(std::u32string_view text, std::string_view what = "text") const;
-  // UTF-8 -> ids: decodes first (errors name what), then encodes.
-  std::vector<int> encode(std::string_view text, std::string_view what = "text") const override;
+  // UTF-8 -> ids: decodes first (errors name what), then encodes. kReplace puts the space in
+  // place of an unknown character, or the first character when the vocabulary has no space.
+  std::vector<int> encode(std::string_view text, std::string_view what, Unknown unknown,
+                          UnknownReport* report) const override;
+  using Tokenizer::encode;
   bool can_encode(std::string_view text) const override;
 
   // Ids -> UTF-8. An id outside [0, size()) throws potop::Error.

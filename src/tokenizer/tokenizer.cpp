@@ -4,8 +4,27 @@
 
 #include "core/error.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace potop {
+
+Choice unknown_choice(Unknown& value) {
+  return choice(value, {{Unknown::kError, "error"}, {Unknown::kSkip, "skip"}, {Unknown::kReplace, "replace"}});
+}
+
+std::string UnknownReport::describe(size_t max_items) const {
+  std::string s = std::to_string(count) + (count == 1 ? " character" : " characters") + " outside the vocabulary (" +
+                  std::to_string(items.size()) + " distinct): ";
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) {
+    const Item& item = items[i];
+    if (i > 0) s += ", ";
+    s += describe_char(item.c);
+    if (item.count > 1) s += " ×" + std::to_string(item.count) + " from line " + std::to_string(item.first_line);
+    else s += " on line " + std::to_string(item.first_line);
+  }
+  if (items.size() > max_items) s += ", and " + std::to_string(items.size() - max_items) + " more";
+  return s;
+}
 
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source) {
   const std::string src(source);

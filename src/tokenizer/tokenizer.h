@@ -13,7 +13,29 @@
 #include <string_view>
 #include <vector>
 
+#include "core/fields.h"
+
 namespace potop {
+
+// What encoding does with text the vocabulary cannot express (a character a char model never
+// saw): refuse it, leave it out, or put a stand-in in its place.
+enum class Unknown { kError, kSkip, kReplace };
+Choice unknown_choice(Unknown& value);  // "error", "skip", "replace"
+
+// What an encoding left out or replaced.
+struct UnknownReport {
+  struct Item {
+    char32_t c;
+    long count;
+    long first_line;  // 1-based
+  };
+  long count = 0;            // characters affected
+  std::vector<Item> items;   // each distinct one, in order of first appearance
+
+  // "3 characters outside the vocabulary (2 distinct): 'Ж' (U+0416) ×2 from line 1, 'ы' (U+044B)
+  // on line 3" — at most max_items listed.
+  std::string describe(size_t max_items = 8) const;
+};
 
 class Tokenizer {
  public:
@@ -23,9 +45,14 @@ class Tokenizer {
   virtual std::string kind() const = 0;
   virtual int size() const = 0;
 
-  // UTF-8 text -> ids. Text the tokenizer cannot encode (invalid UTF-8; for char, a character
-  // outside the vocabulary) throws potop::Error naming `what` and the place.
-  virtual std::vector<int> encode(std::string_view text, std::string_view what = "text") const = 0;
+  // UTF-8 text -> ids. Invalid UTF-8 throws potop::Error naming `what` and the place; so does
+  // text the vocabulary cannot express (for char, a character it lacks), unless `unknown` says
+  // to skip or replace it, which report (when given) then counts.
+  virtual std::vector<int> encode(std::string_view text, std::string_view what, Unknown unknown,
+                                  UnknownReport* report) const = 0;
+  std::vector<int> encode(std::string_view text, std::string_view what = "text") const {
+    return encode(text, what, Unknown::kError, nullptr);
+  }
   // Whether encode(text) would succeed.
   virtual bool can_encode(std::string_view text) const = 0;
   // Ids -> UTF-8. An id outside [0, size()) throws potop::Error.

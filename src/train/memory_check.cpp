@@ -1,28 +1,12 @@
 #include "train/memory_check.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 
 #include "core/error.h"
+#include "core/memory.h"
 
 namespace potop {
-
-namespace {
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-
-}  // namespace
-
-double physical_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
-}
 
 void check_training_fits(const MemoryPlan& plan, int replicas) {
   constexpr double kLimit = 2147483647.0;  // values in one tensor
@@ -35,7 +19,7 @@ void check_training_fits(const MemoryPlan& plan, int replicas) {
   }
   const double need = plan.total(), have = physical_memory_bytes();
   if (have > 0 && need > have)
-    throw Error("this model needs about " + gib(need) + " of memory to train but the machine has " + gib(have) +
+    throw Error("this model needs about " + format_gib(need) + " of memory to train but the machine has " + format_gib(have) +
                 "; use a smaller --batch-size, --block-size, --n-embd or --n-layer" +
                 (replicas > 1 ? ", or fewer --threads (each keeps its own gradients)" : ""));
 }

@@ -12,7 +12,4 @@ namespace potop {
 // hint that fewer threads keep fewer gradient copies.
 void check_training_fits(const MemoryPlan& plan, int replicas = 1);
 
-// Total physical memory in bytes (0 when unknown).
-double physical_memory_bytes();
-
 }  // namespace potop

@@ -16,6 +16,8 @@ std::vector<Field> option_fields(TrainOptions& o) {
       {"data", "training text file (UTF-8)", &o.data},
       {"out", "model directory to write (created if missing)", &o.out},
       {"val-fraction", "fraction of the text, taken from its end, held out for validation", &o.val_fraction},
+      {"unknown", "characters the vocabulary lacks, in a text a resumed run continues on: error, skip or replace "
+                  "(by a space, or the first character)", unknown_choice(o.unknown)},
   };
   for (Field& f : gpt_fields(o.model)) fields.push_back(std::move(f));
   std::vector<Field> rest{
@@ -25,6 +27,8 @@ std::vector<Field> option_fields(TrainOptions& o) {
       {"lr", "peak learning rate", &o.lr},
       {"min-lr", "learning rate at the end of the cosine decay", &o.min_lr},
       {"warmup", "linear warm-up steps", &o.warmup},
+      {"lr-decay-steps", "steps of the cosine decay from --lr to --min-lr (0 = --steps); resuming with more --steps "
+                         "keeps the run's schedule unless this is given", &o.lr_decay_steps},
       {"beta1", "AdamW beta1", &o.beta1},
       {"beta2", "AdamW beta2", &o.beta2},
       {"weight-decay", "AdamW weight decay (matrices and embeddings only)", &o.weight_decay},
@@ -37,6 +41,7 @@ std::vector<Field> option_fields(TrainOptions& o) {
       {"parallel", "how threads share a step: batch (each runs the model on its rows of the batch) or kernel "
                    "(all run each kernel)", &o.parallel},
       {"profile", "print a per-kernel breakdown of the step time at the end", &o.profile},
+      {"verbose", "print the memory plan, tensor by tensor kind, at the start", &o.verbose},
       {"keep", "also keep a resumable checkpoint every N steps, step-<N>.safetensors (0 = none)", &o.keep},
       {"skip-nonfinite", "skip a step whose loss or gradient norm is NaN or infinite instead of stopping",
        &o.skip_nonfinite},
@@ -55,6 +60,8 @@ std::vector<std::string> apply_config_file(TrainOptions& options, const std::str
                                            const std::vector<std::string>& skip) {
   const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(path + ": expected a JSON object of training options");
+  // A model directory's config.json: its "training" object holds every option the run used.
+  if (j.contains("training") && j.contains("model")) return apply_options_json(options, j["training"], path + ": training", skip);
   return apply_options_json(options, j, path, skip);
 }
 
@@ -94,11 +101,14 @@ void validate(const TrainOptions& o) {
                              {"log-interval", o.log_interval}})
     require(value > 0, flag, "must be positive (got " + std::to_string(value) + ")");
   require(m.n_embd % m.n_head == 0, "n-embd",
-          "(" + std::to_string(m.n_embd) + ") must be divisible by --n-head (" + std::to_string(m.n_head) + ")");
+          std::string("(") + std::to_string(m.n_embd) + ") must be divisible by --n-head (" + std::to_string(m.n_head) + ")");
   require(m.block_size <= 65536, "block-size", "is too large (max 65536)");
   require(m.n_embd <= 65536, "n-embd", "is too large (max 65536)");
   require(m.n_layer <= 1024, "n-layer", "is too large (max 1024)");
   require(o.warmup >= 0, "warmup", "must be >= 0");
+  require(o.lr_decay_steps >= 0, "lr-decay-steps", "must be >= 0 (got " + std::to_string(o.lr_decay_steps) + "); 0 means --steps");
+  require(o.eval_iters <= kMaxEvalIters, "eval-iters",
+          "is too large (got " + std::to_string(o.eval_iters) + ", max " + std::to_string(kMaxEvalIters) + ")");
   require(std::isfinite(m.dropout) && m.dropout >= 0 && m.dropout < 1, "dropout", "must be in [0, 1) (got " + num(m.dropout) + ")");
   require(std::isfinite(o.lr) && o.lr > 0, "lr", "must be a positive finite number (got " + num(o.lr) + ")");
   require(std::isfinite(o.min_lr) && o.min_lr >= 0 && o.min_lr <= o.lr, "min-lr",

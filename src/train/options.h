@@ -10,6 +10,7 @@
 
 #include "core/fields.h"
 #include "model/config.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop {
 
@@ -18,6 +19,7 @@ struct TrainOptions {
   std::string data;
   std::string out = "runs/potop";
   double val_fraction = 0.1;
+  Unknown unknown = Unknown::kError;  // characters outside a kept vocabulary (resume, new text)
   // model: its vocab_size comes from the data
   GPTConfig model;
   // optimisation: nanoGPT's small character-level recipe
@@ -26,6 +28,7 @@ struct TrainOptions {
   int steps = 2000;
   float lr = 1e-3f, min_lr = 1e-4f;
   int warmup = 100;
+  int lr_decay_steps = 0;  // steps of the cosine decay; 0 = steps (nanoGPT's lr_decay_iters)
   float beta1 = 0.9f, beta2 = 0.99f, weight_decay = 0.1f, grad_clip = 1.0f;
   // evaluation and logging
   int eval_interval = 250, eval_iters = 20, log_interval = 10;
@@ -34,18 +37,25 @@ struct TrainOptions {
   int threads = 0;  // 0 = all cores
   std::string parallel = "batch";  // split the batch over threads (BatchParallel), or each kernel
   bool profile = false;  // print a per-kernel breakdown of the step time at the end
+  bool verbose = false;  // print the memory plan at the start
   // checkpoints and numerical guards
   int keep = 0;                 // also keep a resumable step-<N>.safetensors every `keep` steps
   bool skip_nonfinite = false;  // skip steps whose loss or gradient norm is not finite
 
   GPTConfig model_config(int vocab_size) const;
+  // The step at which the learning rate reaches min_lr.
+  int decay_steps() const { return lr_decay_steps > 0 ? lr_decay_steps : steps; }
 };
+
+// The largest --eval-iters: an evaluation that would take hours is a typing mistake.
+inline constexpr int kMaxEvalIters = 100000;
 
 // The options in --help order: data, the model's gpt_fields, then the rest.
 std::vector<Field> option_fields(TrainOptions& options);
 
 // Applies a JSON config file's keys to options, skipping keys in `skip` (flags given on the
-// command line, which win). Unknown keys and wrong types are errors naming the file and key.
+// command line, which win). Unknown keys and wrong types are errors naming the file and key. A
+// model directory's config.json works too: its "training" object is used.
 // Returns the names (kebab-case) of the options the file set.
 std::vector<std::string> apply_config_file(TrainOptions& options, const std::string& path,
                                            const std::vector<std::string>& skip);

@@ -11,8 +11,9 @@ TrainOptions resume_options(const TrainState& state, const TrainOptions& request
                             const std::vector<std::string>& given, const fs::path& dir, bool allow_data_change,
                             std::vector<std::string>& notes) {
   // Possible to change, but then the losses leave those of an uninterrupted run.
-  static const char* const kTrajectory[] = {"steps", "batch-size", "grad-accum", "lr", "min-lr", "warmup", "beta1",
-                                            "beta2", "weight-decay", "grad-clip", "dropout", "seed", "parallel"};
+  static const char* const kTrajectory[] = {"batch-size", "grad-accum", "lr", "min-lr", "warmup", "lr-decay-steps",
+                                            "beta1", "beta2", "weight-decay", "grad-clip", "dropout", "seed",
+                                            "parallel"};
   TrainOptions saved;
   apply_options_json(saved, state.options, dir.string() + ": the checkpoint's options");
   TrainOptions merged = saved;
@@ -41,7 +42,18 @@ TrainOptions resume_options(const TrainState& state, const TrainOptions& request
     throw Error("--resume " + dir.string() + ": cannot change " + item +
                 ": it moves the train/validation split; pass --allow-data-change to do it anyway");
   for (const char* name : kTrajectory)
-    if (differs(name, item)) notes.push_back(item);
+    if (differs(name, item)) notes.push_back(item + ": the losses will differ from an uninterrupted run");
+  // More --steps extends the run on the schedule it had: the learning rate finishes its decay
+  // where it was going to, and stays at --min-lr after (nanoGPT's lr_decay_iters < max_iters).
+  // Only --lr-decay-steps stretches the decay.
+  const bool given_steps = std::find(given.begin(), given.end(), "steps") != given.end();
+  const bool given_decay = std::find(given.begin(), given.end(), "lr-decay-steps") != given.end();
+  if (given_steps && !given_decay && merged.steps != saved.steps && saved.lr_decay_steps == 0) {
+    merged.lr_decay_steps = saved.steps;
+    notes.push_back("--steps " + std::to_string(merged.steps) + " (the run had " + std::to_string(saved.steps) +
+                    "): the learning rate keeps the run's schedule, decaying to --min-lr by step " +
+                    std::to_string(saved.steps) + "; pass --lr-decay-steps to decay over the longer run");
+  }
 
   std::error_code ec;
   if (std::find(given.begin(), given.end(), "out") != given.end() &&

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <system_error>
@@ -27,18 +28,12 @@ std::string number(double v) {
 
 }  // namespace
 
-std::string snapshot_name(int step) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "step-%06d.safetensors", step);
-  return buf;
-}
-
 RunResult run_training(const RunSettings& settings, const RunJob& job, TrainState state, bool resuming,
                        std::FILE* log) {
   const fs::path& out = settings.out;
   if (const int n = remove_stale_temporaries(out); n > 0)
     std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
-  if (resuming) truncate_metrics(out / "metrics.jsonl", state.step);
+  if (resuming) truncate_metrics(out / "metrics.jsonl", state.step, state.eval_pending);
   else write_file_atomic(out / "metrics.jsonl", std::string_view{});
   MetricsLog metrics((out / "metrics.jsonl").string());
 
@@ -51,22 +46,48 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
   // keep, and the state (resume.safetensors) last: until that rename, the previous state stays
   // the one to resume from, and everything written before it is rewritten identically on resume.
-  auto checkpoint = [&](int step, const Metadata& meta, bool best) {
+  auto checkpoint = [&](int step, const Metadata& meta, bool best, bool eval_pending = false) {
     job.save_weights(out / "latest.safetensors", meta);
     if (best) job.save_weights(out / "best.safetensors", meta);
-    state.step = step, state.best_score = result.best_val_loss, state.train_loss = result.final_train_loss;
+    state.step = step, state.eval_pending = eval_pending;
+    state.best_score = result.best_val_loss, state.train_loss = result.final_train_loss;
     state.val_loss = result.final_val_loss, state.nonfinite_skipped = result.nonfinite_skipped;
     state.threads = get_threads(), state.elapsed_s = elapsed();
-    if (settings.keep > 0 && step > 0 && step % settings.keep == 0) job.save_state(out / snapshot_name(step), state);
+    if (settings.keep > 0 && step > 0 && step % settings.keep == 0) job.save_state(out / snapshot_file(step), state);
     job.save_state(out / kResumeFile, state);
     checkpoint_step = step;
   };
 
+  // tokens/s of the steps since the previous train record, timed around the steps alone
+  long interval_tokens = 0;
+  double interval_seconds = 0;
+  const bool pending = resuming && state.eval_pending;  // the resumed state's evaluation was abandoned
+  auto stop_at = [&](int step) { return job.stop_requested && job.stop_requested(step); };
+  // Stops the run at `step` with a checkpoint; eval_pending: the evaluation due at `step` has not
+  // been done (stopped before or during it), so a resumed run does it first.
+  auto interrupt = [&](int step, bool eval_pending) {
+    if (checkpoint_step != step) checkpoint(step, {{"step", std::to_string(step)}}, false, eval_pending);
+    progress.finish_line();
+    std::fprintf(log, "interrupted at step %d of %d%s; checkpoint saved to %s\nresume with: %s --resume %s\n", step,
+                 settings.steps, eval_pending ? ", before its evaluation" : "", (out / kResumeFile).string().c_str(),
+                 settings.command.c_str(), out.string().c_str());
+    result.interrupted = true;
+    result.steps_done = step;
+  };
   for (int step = start;; ++step) {
     const bool last = step == settings.steps;
-    const bool fresh = !(resuming && step == start);  // a resumed run's first step was evaluated before
-    if (fresh && (step % settings.eval_interval == 0 || last)) {
-      const Evaluation e = job.evaluate(step);
+    // A resumed run's first step was evaluated before (unless that evaluation was abandoned).
+    const bool fresh = !(resuming && step == start) || pending;
+    const bool eval_due = fresh && (step % settings.eval_interval == 0 || last);
+    if (eval_due) {
+      // A stop request before or during the evaluation wins over it: an evaluation can be long.
+      const std::optional<Evaluation> evaluated =
+          stop_at(step) ? std::nullopt : job.evaluate(step, [&] { return stop_at(step); });
+      if (!evaluated) {
+        interrupt(step, /*eval_pending=*/true);
+        break;
+      }
+      const Evaluation& e = *evaluated;
       const bool has_val = !std::isnan(e.val_loss);
       progress.finish_line();
       std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f\n", step, e.train_loss, e.val_loss);
@@ -83,18 +104,15 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       checkpoint(step, {{"step", std::to_string(step)}}, false);
     }
     if (last) break;
-    if (job.stop_requested && job.stop_requested(step)) {
-      if (checkpoint_step != step) checkpoint(step, {{"step", std::to_string(step)}}, false);
-      progress.finish_line();
-      std::fprintf(log, "interrupted at step %d of %d; checkpoint saved to %s\nresume with: %s --resume %s\n", step,
-                   settings.steps, (out / kResumeFile).string().c_str(), settings.command.c_str(),
-                   out.string().c_str());
-      result.interrupted = true;
-      result.steps_done = step;
+    if (stop_at(step)) {
+      interrupt(step, /*eval_pending=*/false);
       break;
     }
 
+    const auto started = std::chrono::steady_clock::now();
     const StepResult r = job.step(step);
+    interval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    interval_tokens += settings.tokens_per_step;
     if (!r.applied) {
       progress.finish_line();
       const std::string what = "the loss (" + number(r.loss) + ") or the gradient norm (" + number(r.grad_norm) +
@@ -113,7 +131,9 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
     progress.update(step + 1, r.loss, r.lr, settings.tokens_per_step);
     if ((step + 1) % settings.log_interval == 0 || step + 1 == settings.steps) {
       metrics.write({{"kind", "train"}, {"step", step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
-                     {"tokens_per_s", progress.tokens_per_second()}, {"elapsed_s", elapsed()}});
+                     {"tokens_per_s", interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0},
+                     {"elapsed_s", elapsed()}});
+      interval_tokens = 0, interval_seconds = 0;
     }
   }
   progress.finish_line();
@@ -134,7 +154,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   return result;
 }
 
-void truncate_metrics(const fs::path& metrics, int step) {
+void truncate_metrics(const fs::path& metrics, int step, bool eval_pending) {
   std::error_code ec;
   if (!fs::exists(metrics, ec)) return;
   const std::string text = read_file(metrics);
@@ -149,6 +169,9 @@ void truncate_metrics(const fs::path& metrics, int step) {
     if (j.is_discarded() || !j.is_object()) continue;
     const auto s = j.find("step");
     if (s != j.end() && (!s->is_number_integer() || s->get<int64_t>() > step)) continue;
+    // A pending evaluation is done again: a record of it (from a run that wrote it and then lost
+    // its checkpoint) goes too.
+    if (eval_pending && s != j.end() && s->get<int64_t>() == step && j.value("kind", "") == "eval") continue;
     kept.append(line).push_back('\n');
   }
   if (kept != text) write_file_atomic(metrics, kept);

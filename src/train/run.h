@@ -5,8 +5,10 @@
 //     snapshot with keep, and the resumable training state last (its rename is the commit point);
 //   - resume: the loop starts from a saved state; metrics.jsonl records written after that
 //     state are dropped and written again, and temporary files a killed writer left are removed;
-//   - metrics (metrics.jsonl) and the live progress line (step, loss, lr, tokens/s, ETA);
-//   - stop requests (Ctrl-C, SIGTERM): finish the step, checkpoint, return interrupted;
+//   - metrics (metrics.jsonl; tokens/s of the steps since the previous record) and the live
+//     progress line (step, loss, lr, tokens/s, ETA);
+//   - stop requests (Ctrl-C, SIGTERM): finish the step (or abandon the evaluation under way: the
+//     state then says it is still due), checkpoint, return interrupted;
 //   - numerical guards: a step whose loss or gradient norm is not finite stops the run naming
 //     the last good checkpoint, or is skipped (skip_nonfinite) and counted.
 // A job (train/trainer.cpp for the GPT) sets up its model and data, fills in RunJob and calls
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "checkpoint/train_state.h"
@@ -45,7 +48,9 @@ struct Evaluation {
 struct RunJob {
   // Optimizer step `step` (0-based): usually train_step with the job's batches.
   std::function<StepResult(int step)> step;
-  std::function<Evaluation(int step)> evaluate;
+  // The evaluation at `step`; stop() turns true when the user asks the run to stop, and the
+  // evaluation then gives up (nullopt) rather than keep them waiting.
+  std::function<std::optional<Evaluation>(int step, const std::function<bool()>& stop)> evaluate;
   // Writes the model's weights (latest, best) with this metadata.
   std::function<void(const fs::path& path, const Metadata& metadata)> save_weights;
   // Writes the whole training state: the harness has filled in the run's part of `state` (step,
@@ -72,16 +77,14 @@ struct RunResult {
 RunResult run_training(const RunSettings& settings, const RunJob& job, TrainState state, bool resuming, std::FILE* log);
 
 // Drops the records of metrics.jsonl that lie after a checkpoint at `step` (train records with
-// step > step, eval records with step > step, and any line that is not a complete JSON object,
-// such as one cut short by a crash), so a resumed run appends exactly what an uninterrupted
-// run would have written. A missing file is left missing.
-void truncate_metrics(const fs::path& metrics, int step);
+// step > step, eval records with step > step — or >= step when that step's evaluation is still
+// pending — and any line that is not a complete JSON object, such as one cut short by a crash),
+// so a resumed run appends exactly what an uninterrupted run would have written. A missing file
+// is left missing.
+void truncate_metrics(const fs::path& metrics, int step, bool eval_pending = false);
 
 // Removes "<name>.tmp-<pid>" files that a killed process left in dir (write_file_atomic's
 // temporaries) for the files a run writes. Returns how many were removed.
 int remove_stale_temporaries(const fs::path& dir);
-
-// "step-000500.safetensors"
-std::string snapshot_name(int step);
 
 }  // namespace potop

@@ -17,6 +17,7 @@
 #include "kernels/gemm.h"
 #include "model/gpt.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/utf8.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
@@ -29,17 +30,37 @@ namespace potop {
 namespace {
 
 // Mean loss over `iters` batches drawn with a fixed seed, so every evaluation of a run scores
-// the same windows and the curve shows the model changing, not the sample.
-float estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, int T, int iters, uint64_t seed,
-                    std::vector<int>& x, std::vector<int>& y) {
+// the same windows and the curve shows the model changing, not the sample. nullopt when stop()
+// turned true before the last batch.
+std::optional<float> estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, int T, int iters,
+                                   uint64_t seed, std::vector<int>& x, std::vector<int>& y,
+                                   const std::function<bool()>& stop) {
   BatchSampler sampler(tokens, B, T, seed);
   int drawn = 0;
-  return static_cast<float>(evaluate_loss(model, [&](Batch& batch) {
-                              if (drawn++ == iters) return false;
-                              sampler.next(x.data(), y.data());
-                              batch = Batch{{B, T}, x.data(), y.data()};
-                              return true;
-                            }).mean());
+  bool stopped = false;
+  const LossTotal total = evaluate_loss(model, [&](Batch& batch) {
+    if (drawn++ == iters) return false;
+    if (stop()) return !(stopped = true);
+    sampler.next(x.data(), y.data());
+    batch = Batch{{B, T}, x.data(), y.data()};
+    return true;
+  });
+  if (stopped) return std::nullopt;
+  return static_cast<float>(total.mean());
+}
+
+// The files a run writes into its directory, of those present in `dir`.
+std::vector<fs::path> model_files_in(const fs::path& dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const char* name : {"config.json", "vocab.json", "metrics.jsonl", "latest.safetensors", "best.safetensors",
+                           kResumeFile})
+    if (fs::exists(dir / name, ec)) found.push_back(dir / name);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("step-") && name.ends_with(".safetensors")) found.push_back(entry.path());
+  }
+  return found;
 }
 
 void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
@@ -74,7 +95,8 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   if (resuming && !data_given && !fs::exists(options.data))
     throw Error("--resume " + resume_dir.string() + ": the training text " + options.data +
                 " named by the checkpoint is not found (a path relative to where the run started?); pass --data");
-  const std::u32string text = read_utf8_file(options.data);
+  const std::string text_utf8 = read_utf8_text(options.data);
+  const std::u32string text = utf8_decode(text_utf8, options.data);
   const uint64_t data_hash = hash_training_text(text);
   CharTokenizer tokenizer;
   if (resuming) {
@@ -90,17 +112,30 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   } else {
     tokenizer = CharTokenizer::from_text(text);
   }
-  const std::vector<int> tokens = tokenizer.encode(text, options.data);
+  UnknownReport unknown;
+  const std::vector<int> tokens = tokenizer.encode(text_utf8, options.data, options.unknown, &unknown);
   const TokenSplit split = split_tokens(tokens, options.val_fraction, options.model.block_size, options.data);
   const bool has_val = !split.val.empty();
   ensure_writable_directory(out);
+  const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : model_files_in(out);
+  if (!previous.empty() && !control.force) {
+    std::string files;
+    for (const fs::path& f : previous) files += (files.empty() ? "" : ", ") + f.filename().string();
+    throw Error("--out " + out.string() + " already holds a model (" + files + "); continue it with --resume " +
+                out.string() + ", replace it with --force, or choose another --out");
+  }
 
   // The model, checked against the machine's memory before anything is allocated.
   const GPTConfig config = options.model_config(tokenizer.size());
   config.validate("model");
-  if (resuming && to_json(config) != state.config)
-    throw Error(state_file->path() + ": its model config " + state.config.dump() + " does not match " +
-                to_json(config).dump());
+  if (resuming) {
+    // Compared as configs, not as JSON text: a float may be printed two ways (0.1 or 0.100000001).
+    GPTConfig saved;
+    update_from_json(saved, state.config, state_file->path() + ": potop.config");
+    if (to_json(saved) != to_json(config))
+      throw Error(state_file->path() + ": its model config " + state.config.dump() + " does not match " +
+                  to_json(config).dump());
+  }
   const int B = options.batch_size, T = config.block_size;
   const int replicas = options.parallel == "batch" ? std::min(get_threads(), B) : 1;
   MemoryPlan plan = BatchParallel::plan([&](const BatchShape& s) { return GPT::plan(config, s); }, {B, T}, replicas);
@@ -132,23 +167,28 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
                    : "each kernel split over them";
   std::fprintf(log, "threads: %d, %s (--parallel %s), GEMM: %s\n", get_threads(), threading.c_str(),
                options.parallel.c_str(), blas_name());
-  print_memory_plan(log, plan);
+  if (options.verbose) print_memory_plan(log, plan);
+  else
+    std::fprintf(log, "memory: about %s (--verbose shows the plan)\n", format_bytes(static_cast<size_t>(plan.total())).c_str());
+  if (unknown.count > 0)
+    std::fprintf(log, "note: %s: %s %s (--unknown)\n", options.data.c_str(), unknown.describe().c_str(),
+                 options.unknown == Unknown::kSkip ? "left out" : "replaced");
   if (resuming) {
     std::fprintf(log, "resuming %s at step %d of %d\n", out.string().c_str(), state.step, options.steps);
     for (const std::string& c : changes)
-      std::fprintf(log, "note: %s: the losses will differ from an uninterrupted run\n", c.c_str());
+      std::fprintf(log, "note: %s\n", c.c_str());
     if (data_hash != state.data_hash) std::fprintf(log, "note: continuing on a different text (--allow-data-change)\n");
     if (state.threads != get_threads())
       std::fprintf(log, "note: the run used %d threads and now uses %d: losses will not be bit-identical to an "
                    "uninterrupted run\n", state.threads, get_threads());
-  } else if (fs::exists(out / kResumeFile)) {
-    std::fprintf(log, "note: %s held a previous run; starting a new one over it (use --resume to continue a run)\n",
-                 out.string().c_str());
+  } else if (!previous.empty()) {
+    for (const fs::path& f : previous) fs::remove(f);
+    std::fprintf(log, "note: --force: the model that was in %s is removed; a new run starts\n", out.string().c_str());
   }
   save_model_files(out, config, tokenizer, to_json(options));
 
   // The job the run harness runs.
-  const LRSchedule schedule{options.lr, options.min_lr, options.warmup, options.steps};
+  const LRSchedule schedule{options.lr, options.min_lr, options.warmup, options.decay_steps()};
   const uint64_t eval_seed = hash64(options.seed, 2), dropout_seed = hash64(options.seed, 3);
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
   const ModelHeader header = gpt_header(config, tokenizer);
@@ -160,10 +200,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
       return Batch{{B, T}, x.data(), y.data()};
     });
   };
-  job.evaluate = [&](int) {
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    return Evaluation{estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y),
-                      has_val ? estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y) : nan};
+  job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
+    const std::optional<float> train_loss = estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y, stop);
+    if (!train_loss) return std::nullopt;
+    if (!has_val) return Evaluation{*train_loss, std::numeric_limits<float>::quiet_NaN()};
+    const std::optional<float> val_loss = estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y, stop);
+    if (!val_loss) return std::nullopt;
+    return Evaluation{*train_loss, *val_loss};
   };
   job.save_weights = [&](const fs::path& path, const Metadata& meta) {
     save_weights(path, model.parameters(), header, meta);

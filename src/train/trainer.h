@@ -24,6 +24,8 @@ struct TrainControl {
   std::vector<std::string> given;
   // Let a resumed run continue on a text whose hash differs from the checkpoint's.
   bool allow_data_change = false;
+  // Start a new run in an --out that holds a model, replacing it (without it, that is refused).
+  bool force = false;
   // Polled before each step with the number of steps done; returning true makes the trainer
   // write a checkpoint and return with interrupted = true (the CLI sets it on SIGINT/SIGTERM).
   std::function<bool(int steps_done)> stop_requested;

@@ -24,7 +24,7 @@ signal_at() {
   for sig in "$@"; do
     kill -s "$sig" "$pid" 2>/dev/null || true
     # Before a second signal, wait until the first one's handler has spoken (signals coalesce).
-    for _ in $(seq 200); do grep -q 'stopping after this step' "$dir.log" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.005; done
+    for _ in $(seq 200); do grep -q 'potop: stopping' "$dir.log" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.005; done
   done
   RC=0
   wait "$pid" || RC=$?

@@ -16,7 +16,7 @@ done > "$dir/text.txt"
   --n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --threads 2 2> "$dir/train.log" ||
   { cat "$dir/train.log"; fail "train exited non-zero"; }
 grep -q "parameters" "$dir/train.log" || fail "train did not print the parameter count"
-grep -q "memory plan" "$dir/train.log" || fail "train did not print the memory plan"
+grep -q "memory: about" "$dir/train.log" || fail "train did not print how much memory it plans to use"
 for f in config.json vocab.json latest.safetensors best.safetensors metrics.jsonl; do
   [ -s "$dir/model/$f" ] || fail "model directory lacks $f"
 done

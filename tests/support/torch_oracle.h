@@ -30,7 +30,7 @@ inline std::string shell_quote(const std::string& s) {
 // the exit status (non-zero also when the interpreter is missing or was killed).
 inline int run_python(const std::string& script, const std::vector<std::string>& args) {
   std::string cmd = shell_quote(POTOP_PYTHON) + " " + shell_quote((source_dir() / script).string());
-  for (const std::string& a : args) cmd += " " + shell_quote(a);
+  for (const std::string& a : args) cmd.append(" ").append(shell_quote(a));  // not " " + …: GCC 12 -Wrestrict
   std::fflush(stdout);
   const int status = std::system(cmd.c_str());
   if (status == -1) return -1;

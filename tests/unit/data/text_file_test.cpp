@@ -45,6 +45,9 @@ TEST(TextFile, ErrorsNameThePath) {
   testing::write_file(dir / "bin.dat", std::string("abc\0def", 7));
   EXPECT_EQ(error_of(dir / "bin.dat"),
             (dir / "bin.dat").string() + ": looks binary (NUL byte at offset 3), expected UTF-8 text");
+  // Devices and pipes are refused before anything is read: /dev/zero would never end.
+  for (const char* device : {"/dev/zero", "/dev/urandom", "/dev/null"})
+    EXPECT_EQ(error_of(device), std::string(device) + ": not a regular file (a device, pipe or socket?); expected a text file");
   std::filesystem::remove_all(dir);
 }
 

@@ -87,6 +87,7 @@ TEST_P(KVCacheTest, RebuiltCacheMatchesAFreshForward) {
   const std::vector<int> generated = generate(model, prompt, n, greedy, 1, [&](int) {
     const float* last = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
     cached.emplace_back(last, last + c.vocab_size);
+    return true;
   });
   ASSERT_EQ(cached.size(), size_t(n));
   std::vector<int> context = prompt;

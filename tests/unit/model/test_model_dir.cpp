@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "checkpoint/model_dir.h"
-#include "tokenizer/char_tokenizer.h"
 #include "core/error.h"
 #include "support/testing.h"
+#include "tokenizer/char_tokenizer.h"
 
 namespace potop {
 namespace {
@@ -42,6 +42,36 @@ TEST(ModelDir, RoundTripGivesIdenticalWeights) {
   const Arena& want = original.parameters().values();
   ASSERT_EQ(loaded.floats(), want.floats());
   EXPECT_EQ(0, std::memcmp(loaded.data(), want.data(), want.bytes()));
+}
+
+// The default checkpoint: the newest weights that are not worse than the best.
+TEST(ModelDir, ChoosesTheNewestWeightsNotWorseThanTheBest) {
+  const Saved s = save_small_model("choice");
+  GPT model(s.config);
+  const ModelHeader header = gpt_header(s.config, s.tokenizer);
+  auto save = [&](const char* file, const Metadata& meta) { save_weights(s.dir / file, model.parameters(), header, meta); };
+  // Interrupted after the step-0 evaluation: latest (not evaluated) is newer than best.
+  save("best.safetensors", {{"step", "0"}, {"val_loss", "4.4"}});
+  save("latest.safetensors", {{"step", "812"}});
+  CheckpointChoice c = choose_checkpoint(s.dir, "");
+  EXPECT_EQ(c.path.filename(), "latest.safetensors");
+  EXPECT_NE(c.why.find("step 812, not evaluated (the newest weights; best.safetensors is step 0, val loss 4.4000)"),
+            std::string::npos) << c.why;
+  // Finished, the last evaluation worse than an earlier one: best, and why.
+  save("best.safetensors", {{"step", "1750"}, {"val_loss", "1.94"}});
+  save("latest.safetensors", {{"step", "2000"}, {"val_loss", "1.95"}});
+  c = choose_checkpoint(s.dir, "");
+  EXPECT_EQ(c.path.filename(), "best.safetensors");
+  EXPECT_NE(c.why.find("is newer but worse"), std::string::npos) << c.why;
+  // Newer and better is both: latest.
+  save("latest.safetensors", {{"step", "2000"}, {"val_loss", "1.90"}});
+  EXPECT_EQ(choose_checkpoint(s.dir, "").path.filename(), "latest.safetensors");
+  // Short names.
+  save("step-000500.safetensors", {{"step", "500"}});
+  EXPECT_EQ(choose_checkpoint(s.dir, "step-500").path.filename(), "step-000500.safetensors");
+  EXPECT_EQ(choose_checkpoint(s.dir, "best").path.filename(), "best.safetensors");
+  EXPECT_NE(testing::error_message([&] { choose_checkpoint(s.dir, "resume"); }).find("resume.safetensors: checkpoint not found"),
+            std::string::npos);
 }
 
 TEST(ModelDir, ErrorsNameTheCulprit) {

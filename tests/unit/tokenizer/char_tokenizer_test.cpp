@@ -136,6 +136,27 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CharTokenizer, UnknownCharactersSkippedOrReplacedAndReported) {
+  const auto tok = CharTokenizer::from_text(U"ab \n");
+  const std::string text = "aЖb\nbЖы a";
+  UnknownReport report;
+  EXPECT_EQ(tok.encode(text, "t", Unknown::kSkip, &report), tok.encode(std::string("ab\nb a")));
+  EXPECT_EQ(report.count, 3);
+  ASSERT_EQ(report.items.size(), 2u);
+  EXPECT_EQ(report.items[0].c, U'Ж');
+  EXPECT_EQ(report.items[0].count, 2);
+  EXPECT_EQ(report.items[0].first_line, 1);
+  EXPECT_EQ(report.items[1].first_line, 2);
+  EXPECT_EQ(report.describe(), "3 characters outside the vocabulary (2 distinct): 'Ж' (U+0416) ×2 from line 1, 'ы' (U+044B) on line 2");
+  // Replaced by the space.
+  EXPECT_EQ(tok.decode(tok.encode(text, "t", Unknown::kReplace, nullptr)), "a b\nb   a");
+  // kError refuses, naming the first.
+  EXPECT_NE(testing::error_message([&] { tok.encode(text, "t", Unknown::kError, nullptr); }).find("'Ж' (U+0416) at character 1"),
+            std::string::npos);
+  EXPECT_TRUE(tok.can_encode("ab"));
+  EXPECT_FALSE(tok.can_encode("aЖ"));
+}
+
 TEST(CharTokenizer, JsonValueRoundTrip) {
   const auto tok = CharTokenizer::from_text(U"Zażółć\n");
   const auto back = CharTokenizer::from_vocab_json(tok.vocab_json(), "model.json: vocab");

@@ -210,7 +210,7 @@ TEST_F(Resume, IncompatibleChangesAreRefusedNamingWhatDiffers) {
   TrainOptions lower = o;
   lower.lr = 5e-3f;
   EXPECT_EQ(run(lower, resume(dir_ / "run", {"lr"})).steps_done, 30);
-  EXPECT_EQ(read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile)).options["lr"], 5e-3f);
+  EXPECT_EQ(read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile)).options["lr"].get<float>(), 5e-3f);
 }
 
 TEST_F(Resume, DamagedOrMissingStateIsRefused) {
@@ -247,7 +247,9 @@ TEST_F(Resume, NonFiniteLossStopsOrIsSkipped) {
   EXPECT_NE(msg.find("training stopped"), std::string::npos) << msg;
   EXPECT_NE(msg.find("resume.safetensors (step 0)"), std::string::npos) << msg;
   o.skip_nonfinite = true;
-  const TrainResult r = run(o);
+  TrainControl again;
+  again.force = true;  // a new run in the same directory
+  const TrainResult r = run(o, again);
   EXPECT_GT(r.nonfinite_skipped, 0);
   EXPECT_EQ(r.steps_done, 30);
 }

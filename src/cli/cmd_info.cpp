@@ -1,0 +1,107 @@
+// `potop info`: what a model directory holds — the model, its tokenizer, how it was trained, and
+// every checkpoint with its step and validation loss.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/model_dir.h"
+#include "checkpoint/train_state.h"
+#include "cli/commands.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/safetensors.h"
+
+namespace potop::cli {
+
+namespace {
+
+struct InfoArgs {
+  std::string model;
+  bool json = false;
+};
+
+// The directory's checkpoints in the order a person looks for them: best, latest, the training
+// state, then the --keep snapshots by step.
+std::vector<fs::path> checkpoints_in(const fs::path& dir) {
+  std::vector<fs::path> found, snapshots;
+  for (const char* name : {"best.safetensors", "latest.safetensors", kResumeFile})
+    if (fs::exists(dir / name)) found.push_back(dir / name);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("step-") && name.ends_with(".safetensors")) snapshots.push_back(entry.path());
+  }
+  std::sort(snapshots.begin(), snapshots.end());
+  found.insert(found.end(), snapshots.begin(), snapshots.end());
+  return found;
+}
+
+}  // namespace
+
+Run add_info(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("info", "what a model directory holds: the model, its tokenizer, its checkpoints");
+  auto a = std::make_shared<InfoArgs>();
+  cmd->add_option("-m,--model", a->model, "model directory written by potop train")->required();
+  cmd->add_flag("--json", a->json, "print it as one JSON object");
+  return [a]() {
+    const fs::path dir = a->model;
+    const ModelFiles files = read_model_files(dir);
+    const GPTConfig& c = files.config;
+    const size_t parameters = GPT::parameter_layout(c).count();
+    nlohmann::json checkpoints = nlohmann::json::array();
+    for (const fs::path& path : checkpoints_in(dir)) {
+      nlohmann::json entry = {{"file", path.filename().string()}, {"bytes", fs::file_size(path)}};
+      try {
+        const Metadata meta = read_safetensors_metadata(path);
+        for (const char* key : {"step", "train_loss", "val_loss"})
+          if (meta.count(key)) entry[key] = nlohmann::json::parse(meta.at(key), nullptr, false);
+        entry["training_state"] = meta.count("potop.kind") && meta.at("potop.kind") == kTrainStateKind;
+        entry["summary"] = describe_checkpoint(meta);
+      } catch (const Error& e) {
+        entry["error"] = e.what();
+      }
+      checkpoints.push_back(entry);
+    }
+    std::string default_choice;
+    try {
+      default_choice = choose_checkpoint(dir, "").why;
+    } catch (const Error& e) {
+      default_choice = e.what();
+    }
+    if (a->json) {
+      const nlohmann::json out = {{"model", dir.string()},
+                                  {"kind", "gpt"},
+                                  {"config", to_json(c)},
+                                  {"parameters", parameters},
+                                  {"tokenizer", {{"kind", files.tokenizer->kind()}, {"size", files.tokenizer->size()}}},
+                                  {"training", files.training},
+                                  {"checkpoints", checkpoints},
+                                  {"default_checkpoint", default_choice}};
+      std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      return 0;
+    }
+    std::printf("model: %s: GPT, %d layers, %d heads, %d wide, block %d, %s-LN, %s, %s positions, %s biases\n",
+                dir.string().c_str(), c.n_layer, c.n_head, c.n_embd, c.block_size, to_string(c.norm).c_str(),
+                to_string(c.activation).c_str(), to_string(c.positions).c_str(), c.bias ? "with" : "no");
+    std::printf("parameters: %zu (%s as float32)\n", parameters, format_bytes(parameters * sizeof(float)).c_str());
+    std::printf("tokenizer: %s, %d tokens\n", files.tokenizer->kind().c_str(), files.tokenizer->size());
+    const nlohmann::json& t = files.training;
+    if (t.is_object() && t.contains("data"))
+      std::printf("trained on: %s, %s steps, batch %s × %s, lr %s\n", t.value("data", std::string("?")).c_str(),
+                  t.value("steps", nlohmann::json()).dump().c_str(), t.value("batch_size", nlohmann::json()).dump().c_str(),
+                  t.value("grad_accum", nlohmann::json(1)).dump().c_str(), t.value("lr", nlohmann::json()).dump().c_str());
+    std::printf("checkpoints:\n");
+    for (const nlohmann::json& e : checkpoints) {
+      const std::string what = e.contains("error") ? e["error"].get<std::string>() : e["summary"].get<std::string>();
+      std::printf("  %-26s %-36s %10s%s\n", e["file"].get<std::string>().c_str(), what.c_str(),
+                  format_bytes(e["bytes"].get<size_t>()).c_str(),
+                  e.value("training_state", false) ? "  (training state)" : "");
+    }
+    if (checkpoints.empty()) std::printf("  (none)\n");
+    std::printf("sample, eval and attention load: %s\n", default_choice.c_str());
+    return 0;
+  };
+}
+
+}  // namespace potop::cli
