@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -42,6 +43,35 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std:
   if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(dir / "vocab.json"));
   throw Error((dir / "config.json").string() + ": unknown tokenizer kind '" + std::string(kind) +
               "' (this potop knows: char)");
+}
+
+void save_tokenizer_dir(const Tokenizer& tokenizer, const std::filesystem::path& dir) {
+  ensure_writable_directory(dir);
+  tokenizer.save_files(dir);
+  write_file_atomic(dir / "tokenizer.json", nlohmann::json{{"kind", tokenizer.kind()}}.dump() + "\n");
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw Error(dir.string() + ": tokenizer directory does not exist");
+  if (!fs::is_directory(dir, ec)) throw Error(dir.string() + ": not a directory (expected a tokenizer directory)");
+  // tokenizer.json names the kind; a model directory's config.json does too; a lone vocab.json is char.
+  for (const char* file : {"tokenizer.json", "config.json"}) {
+    const fs::path path = dir / file;
+    if (!fs::exists(path, ec)) continue;
+    const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) throw Error(path.string() + ": not a JSON object");
+    const auto kind = j.find(std::string(file) == "tokenizer.json" ? "kind" : "tokenizer");
+    if (kind == j.end()) {
+      if (std::string(file) == "config.json") break;  // an older model directory: char
+      throw Error(path.string() + ": no \"kind\"");
+    }
+    if (!kind->is_string()) throw Error(path.string() + ": the tokenizer kind is not a string");
+    return load_tokenizer(dir, kind->get<std::string>());
+  }
+  if (fs::exists(dir / "vocab.json", ec)) return load_tokenizer(dir, "char");
+  throw Error(dir.string() + ": not a tokenizer directory (no tokenizer.json, config.json or vocab.json)");
 }
 
 }  // namespace potop

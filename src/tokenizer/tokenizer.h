@@ -73,4 +73,11 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
 // The tokenizer of kind `kind` saved in a model directory by Tokenizer::save_files.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind);
 
+// A tokenizer directory — what `potop tokenizer train` writes and `--tokenizer DIR` reads:
+// tokenizer.json ({"kind": ...}) and the kind's files (save_files). A model directory is one
+// too (its config.json names the kind), and so is a directory with only a char tokenizer's
+// vocab.json. Errors name the directory and what is missing or wrong.
+void save_tokenizer_dir(const Tokenizer& tokenizer, const std::filesystem::path& dir);
+std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir);
+
 }  // namespace potop
