@@ -16,8 +16,12 @@ std::vector<Field> option_fields(TrainOptions& o) {
       {"data", "training text file (UTF-8)", &o.data},
       {"out", "model directory to write (created if missing)", &o.out},
       {"val-fraction", "fraction of the text, taken from its end, held out for validation", &o.val_fraction},
-      {"unknown", "characters the vocabulary lacks, in a text a resumed run continues on: error, skip or replace "
-                  "(by a space, or the first character)", unknown_choice(o.unknown)},
+      {"unknown", "characters the vocabulary lacks, in a text a resumed or fine-tuned run trains on: error, skip or "
+                  "replace (by a space, or the first character)", unknown_choice(o.unknown)},
+      {"tokenizer", "a tokenizer directory (potop tokenizer train); default: one token per character of the text",
+       &o.tokenizer},
+      {"init-from", "fine-tune: start from this model's weights and tokenizer (a model directory or .safetensors), "
+                    "with a new optimizer and schedule", &o.init_from},
   };
   for (Field& f : gpt_fields(o.model)) fields.push_back(std::move(f));
   std::vector<Field> rest{
@@ -92,6 +96,8 @@ std::string num(double v) {
 void validate(const TrainOptions& o) {
   require(!o.data.empty(), "data", "is required (a UTF-8 text file to train on)");
   require(!o.out.empty(), "out", "must name a directory");
+  require(o.tokenizer.empty() || o.init_from.empty(), "tokenizer",
+          "does not go with --init-from, which brings the model's own tokenizer");
   require(std::isfinite(o.val_fraction) && o.val_fraction >= 0 && o.val_fraction < 1, "val-fraction",
           "must be in [0, 1) (got " + num(o.val_fraction) + ")");
   const GPTConfig& m = o.model;

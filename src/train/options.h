@@ -20,6 +20,8 @@ struct TrainOptions {
   std::string out = "runs/potop";
   double val_fraction = 0.1;
   Unknown unknown = Unknown::kError;  // characters outside a kept vocabulary (resume, new text)
+  std::string tokenizer;  // a tokenizer directory; empty: a char tokenizer of the text
+  std::string init_from;  // a model to start from (fine-tuning): its weights and tokenizer
   // model: its vocab_size comes from the data
   GPTConfig model;
   // optimisation: nanoGPT's small character-level recipe

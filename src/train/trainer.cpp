@@ -17,6 +17,7 @@
 #include "kernels/gemm.h"
 #include "model/gpt.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
@@ -70,6 +71,29 @@ void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
   std::fprintf(log, "  %-36s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
 }
 
+// The model of a fine-tuning run: the base model's shape. A shape flag given with another value
+// is refused (the weights could not be used); dropout is the run's own when given.
+GPTConfig fine_tuned_config(const GPTConfig& base, const GPTConfig& requested, const std::vector<std::string>& given,
+                            const std::string& init_from) {
+  GPTConfig config = base, want = requested;
+  const std::vector<Field> have = gpt_fields(config), asked = gpt_fields(want);
+  const nlohmann::json a = to_json(config), b = to_json(want);
+  std::string refused;
+  for (size_t i = 0; i < have.size(); ++i) {
+    const bool is_given = std::find(given.begin(), given.end(), have[i].name) != given.end();
+    if (!is_given) continue;
+    const std::string key = have[i].json_key();
+    if (have[i].shape && a[key] != b[key])
+      refused += (refused.empty() ? "" : ", ") + ("--" + have[i].name + " " + b[key].dump() + " (the model has " +
+                                                   a[key].dump() + ")");
+    else copy_value(asked[i], have[i]);
+  }
+  if (!refused.empty())
+    throw Error("--init-from " + init_from + ": cannot change " + refused +
+                ": fine-tuning keeps the model's shape; drop the flag");
+  return config;
+}
+
 }  // namespace
 
 TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainControl& control) {
@@ -95,25 +119,44 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   if (resuming && !data_given && !fs::exists(options.data))
     throw Error("--resume " + resume_dir.string() + ": the training text " + options.data +
                 " named by the checkpoint is not found (a path relative to where the run started?); pass --data");
+  if (resuming && (!requested.tokenizer.empty() || !requested.init_from.empty()))
+    throw Error(std::string(requested.tokenizer.empty() ? "--init-from" : "--tokenizer") +
+                " starts a new run; a resumed run keeps its model and tokenizer");
   const std::string text_utf8 = read_utf8_text(options.data);
   const std::u32string text = utf8_decode(text_utf8, options.data);
   const uint64_t data_hash = hash_training_text(text);
-  CharTokenizer tokenizer;
+  // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, or one token
+  // per character of the text.
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<LoadedModel> base;  // --init-from
   if (resuming) {
     if (data_hash != state.data_hash && !control.allow_data_change)
       throw Error("--data " + options.data + ": differs from the text the run in " + out.string() +
                   " was trained on (hash " + hash_hex(data_hash) + ", the checkpoint has " + hash_hex(state.data_hash) +
                   " from " + state.options.value("data", std::string("?")) +
                   "); pass --allow-data-change to continue on this text");
-    tokenizer = CharTokenizer::load(out / "vocab.json");
-    if (tokenizer.hash() != state.vocab_hash)
-      throw Error((out / "vocab.json").string() + ": does not match the vocabulary of " + state_file->path() +
-                  " (hash " + hash_hex(tokenizer.hash()) + " vs " + hash_hex(state.vocab_hash) + ")");
+    tokenizer = load_tokenizer_dir(out);
+    if (tokenizer->hash() != state.vocab_hash) {
+      const fs::path file = fs::exists(out / "vocab.json") ? out / "vocab.json" : out;
+      throw Error(file.string() + ": does not match the vocabulary of " + state_file->path() + " (hash " +
+                  hash_hex(tokenizer->hash()) + " vs " + hash_hex(state.vocab_hash) + ")");
+    }
+  } else if (!options.init_from.empty()) {
+    base.emplace(load_model_dir(options.init_from));
+    options.model = fine_tuned_config(base->config, options.model, control.given, options.init_from);
+    tokenizer = std::move(base->tokenizer);
+  } else if (!options.tokenizer.empty()) {
+    tokenizer = load_tokenizer_dir(options.tokenizer);
   } else {
-    tokenizer = CharTokenizer::from_text(text);
+    tokenizer = std::make_unique<CharTokenizer>(CharTokenizer::from_text(text));
   }
+  // Characters the vocabulary lacks are all counted first, so that refusing them names them all.
   UnknownReport unknown;
-  const std::vector<int> tokens = tokenizer.encode(text_utf8, options.data, options.unknown, &unknown);
+  const Unknown policy = options.unknown == Unknown::kError ? Unknown::kSkip : options.unknown;
+  const std::vector<int> tokens = tokenizer->encode(text_utf8, options.data, policy, &unknown);
+  if (unknown.count > 0 && options.unknown == Unknown::kError)
+    throw Error(options.data + ": " + unknown.describe() + ", which the model never saw in training; pass --unknown "
+                "skip or --unknown replace to train on the rest");
   const TokenSplit split = split_tokens(tokens, options.val_fraction, options.model.block_size, options.data);
   const bool has_val = !split.val.empty();
   ensure_writable_directory(out);
@@ -126,7 +169,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   }
 
   // The model, checked against the machine's memory before anything is allocated.
-  const GPTConfig config = options.model_config(tokenizer.size());
+  const GPTConfig config = options.model_config(tokenizer->size());
   config.validate("model");
   if (resuming) {
     // Compared as configs, not as JSON text: a float may be printed two ways (0.1 or 0.100000001).
@@ -142,7 +185,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   plan.lines.push_back({"AdamW moments (m, v)", 2.0 * GPT::parameter_layout(config).total_bytes()});
   check_training_fits(plan, replicas);
   GPT model(config);
-  if (!resuming) model.init_weights(options.seed);
+  if (base) {  // fine-tuning: the base model's weights (the same layout: the same config)
+    const Arena& from = base->model->parameters().values();
+    std::copy_n(from.data(), from.floats(), model.parameters().values().data());
+    base->model.reset();
+  } else if (!resuming) {
+    model.init_weights(options.seed);
+  }
   BatchParallel parallel(model, replicas);
   parallel.reserve({B, T});
   parallel.zero_grad();
@@ -156,8 +205,10 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     state_file.reset();  // the tensors are copied; free the file's bytes
   }
 
-  std::fprintf(log, "data: %s: %zu characters, vocabulary %d, train %zu / val %zu tokens\n", options.data.c_str(),
-               text.size(), tokenizer.size(), split.train.size(), split.val.size());
+  std::fprintf(log, "data: %s: %zu characters, %s tokenizer, vocabulary %d, train %zu / val %zu tokens\n",
+               options.data.c_str(), text.size(), tokenizer->kind().c_str(), tokenizer->size(), split.train.size(),
+               split.val.size());
+  if (base) std::fprintf(log, "fine-tuning from %s\n", base->choice.c_str());
   std::fprintf(log, "model: %d layers, %d heads, %d wide, block %d, %s-LN, %s, %s positions: %zu parameters\n",
                config.n_layer, config.n_head, config.n_embd, config.block_size, to_string(config.norm).c_str(),
                to_string(config.activation).c_str(), to_string(config.positions).c_str(), model.num_parameters());
@@ -185,13 +236,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     for (const fs::path& f : previous) fs::remove(f);
     std::fprintf(log, "note: --force: the model that was in %s is removed; a new run starts\n", out.string().c_str());
   }
-  save_model_files(out, config, tokenizer, to_json(options));
+  save_model_files(out, config, *tokenizer, to_json(options));
 
   // The job the run harness runs.
   const LRSchedule schedule{options.lr, options.min_lr, options.warmup, options.decay_steps()};
   const uint64_t eval_seed = hash64(options.seed, 2), dropout_seed = hash64(options.seed, 3);
   std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
-  const ModelHeader header = gpt_header(config, tokenizer);
+  const ModelHeader header = gpt_header(config, *tokenizer);
   RunJob job;
   job.step = [&](int step) {
     const StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step};
@@ -213,7 +264,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   };
   job.save_state = [&](const fs::path& path, TrainState& s) {
     s.adam_steps = optimizer.steps_taken(), s.sampler = sampler.state();
-    s.data_hash = data_hash, s.vocab_hash = tokenizer.hash();
+    s.data_hash = data_hash, s.vocab_hash = tokenizer->hash();
     s.options = to_json(options), s.config = to_json(config);
     save_train_state(path, model.parameters(), header, optimizer_state, s);
   };
