@@ -1,4 +1,5 @@
 // `potop eval`: a model's loss, perplexity and bits per character on a text.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -57,31 +58,40 @@ Run add_eval(CLI::App& app) {
     if (unknown.count > 0)
       std::fprintf(stderr, "note: %s: %s %s (--unknown)\n", a->data.c_str(), unknown.describe().c_str(),
                    a->unknown == Unknown::kSkip ? "left out" : "replaced");
+    // Bits per character, the unit every tokenizer shares: the scored tokens' characters are
+    // counted from their text (a token that is part of a character's bytes counts its lead byte).
+    std::vector<int> characters(static_cast<size_t>(m.tokenizer->size()));
+    for (int id = 0; id < m.tokenizer->size(); ++id)
+      for (const char c : m.tokenizer->decode_one(id)) characters[size_t(id)] += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
     std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
     BatchParallel parallel(*m.model, std::min(get_threads(), B));
     size_t first = 0;
+    long scored_chars = 0;
     const LossTotal total = evaluate_loss(parallel, [&](Batch& batch) {
       if (first >= windows.size()) return false;
       fill_eval_batch(x.data(), y.data(), tokens, windows, first, B, T);
+      for (const int target : y)
+        if (target >= 0) scored_chars += characters[size_t(target)];
       first += B;
       batch = Batch{{B, T}, x.data(), y.data()};
       return true;
     });
     const long counted = total.targets;
     const double loss = total.mean();
-    const double perplexity = std::exp(loss), bits = loss / std::log(2.0);
+    const double perplexity = std::exp(loss), bits = total.sum / std::log(2.0) / std::max(1L, scored_chars);
     if (a->json) {
       std::printf("%s\n", nlohmann::json{{"loss", loss},
                                          {"perplexity", perplexity},
                                          {"bits_per_char", bits},
                                          {"tokens", counted},
+                                         {"characters", scored_chars},
                                          {"unknown", unknown.count},
                                          {"checkpoint", m.weights.string()}}
                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                               .c_str());
     } else {
-      std::printf("%s (%s): %ld characters scored\nloss %.4f | perplexity %.3f | bits/char %.4f\n", a->data.c_str(),
-                  m.weights.string().c_str(), counted, loss, perplexity, bits);
+      std::printf("%s (%s): %ld tokens, %ld characters scored\nloss %.4f per token | perplexity %.3f | bits/char %.4f\n",
+                  a->data.c_str(), m.weights.string().c_str(), counted, scored_chars, loss, perplexity, bits);
     }
     return 0;
   };
