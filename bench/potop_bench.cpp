@@ -3,7 +3,7 @@
 //
 //   potop_bench train    --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2 [--parallel kernel]
 //   potop_bench generate --n-layer 6 --n-head 6 --n-embd 384 --block 512 --new-tokens 500 [--no-kv-cache]
-//   potop_bench peak     --threads 2      (the FMA peak of this CPU: fma_peak.cpp)
+//   potop_bench peak     --threads 2 [--isa avx2]  (the FMA peak with the widest FMA, or the one named: fma_peak.cpp)
 //
 // train --profile also prints the per-kernel time table (core/profile.h) on stderr.
 //
@@ -18,10 +18,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/profile.h"
+#include "fma_peak.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "generate/generator.h"
@@ -33,8 +35,6 @@
 
 namespace potop::bench {
 
-double fma_peak_gflops(int threads, double seconds);  // fma_peak.cpp
-
 namespace {
 
 struct Args {
@@ -44,6 +44,7 @@ struct Args {
   bool kv_cache = true, profile = false;
   double seconds = 1.0;
   std::string tokens;
+  std::string isa;  // peak: measure this ISA instead of the widest (avx512, avx2, sse)
   std::string parallel = "batch";  // train: batch (BatchParallel replicas) or kernel
 };
 
@@ -77,6 +78,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--new-tokens") a.new_tokens = std::atoi(v);
     else if (f == "--seconds") a.seconds = std::atof(v);
     else if (f == "--tokens") a.tokens = v;
+    else if (f == "--isa") a.isa = v;
     else if (f == "--parallel") a.parallel = v;
     else {
       std::fprintf(stderr, "potop_bench: unknown flag %s\n", f.c_str());
@@ -228,8 +230,16 @@ int main(int argc, char** argv) {
   if (a.mode == "train") return train(a);
   if (a.mode == "generate") return generate(a);
   if (a.mode == "peak") {
-    std::printf("{\"impl\": \"fma-peak\", \"threads\": %d, \"gflops\": %.2f}\n", a.threads,
-                fma_peak_gflops(a.threads, a.seconds));
+    FmaPeak p;
+    try {
+      p = measure_fma_peak(a.threads, a.seconds, a.isa);
+    } catch (const std::runtime_error& e) {
+      std::fprintf(stderr, "potop_bench peak: %s\n", e.what());
+      return 2;
+    }
+    std::printf("{\"impl\": \"fma-peak\", \"threads\": %d, \"gflops\": %.2f, \"isa\": \"%s\", \"lanes\": %d, "
+                "\"ghz\": %.3f, \"flops_per_cycle\": %.1f}\n",
+                a.threads, p.gflops, p.isa, p.lanes, p.ghz, p.flops_per_cycle);
     return 0;
   }
   std::fprintf(stderr, "potop_bench: unknown mode %s\n", a.mode.c_str());

@@ -5,7 +5,8 @@
 
 What it does, in one run:
   1. Measures the FMA peak of this CPU at each thread count (potop_bench peak: every thread runs
-     independent AVX2 multiply-add chains), before and after the rest; the higher value counts.
+     independent multiply-add chains of the widest FMA the CPU has, AVX-512 where it has it, and
+     the clock, to give the peak per cycle too), before and after the rest; the higher counts.
   2. Gives PyTorch its best set-up: for each configuration and thread count it tries the variants
      below for a few steps and keeps the fastest (OpenBLAS core type: as detected, or forced to
      Haswell; AdamW: for-loop or foreach).
@@ -163,6 +164,9 @@ def main() -> int:
     def peak(t: int) -> None:
         r = run_json([args.bench, "peak", "--threads", str(t)])
         results["peak"].setdefault(str(t), []).append(r["gflops"])
+        results["peak_isa"] = r["isa"]
+        results.setdefault("peak_clock", {}).setdefault(str(t), []).append(
+            {"ghz": r["ghz"], "flops_per_cycle": r["flops_per_cycle"]})
 
     for t in threads:
         peak(t)
@@ -241,8 +245,16 @@ def main() -> int:
 def report(results: dict, threads: list[int]) -> None:
     peak = {int(t): max(v) for t, v in results["peak"].items()}
     print(f"data: {results['data']}")
-    print("FMA peak measured in this run: " + ", ".join(
+    print(f"FMA peak measured in this run with {results.get('peak_isa', 'avx2')} FMA: " + ", ".join(
         f"{t} thread{'s' if t > 1 else ''} {peak[t]:.1f} GFLOP/s" for t in sorted(peak)))
+    clock = results.get("peak_clock", {})
+    if clock:  # the run with the best GFLOP/s at each thread count
+        def best_clock(t: int) -> dict:
+            runs = clock[str(t)]
+            return runs[max(range(len(runs)), key=lambda i: results["peak"][str(t)][i])]
+        print("  per core: " + ", ".join(
+            f"{t} thread{'s' if t > 1 else ''} {best_clock(t)['flops_per_cycle']:.1f} FLOP/cycle at "
+            f"{best_clock(t)['ghz']:.2f} GHz" for t in sorted(peak)))
     print(f"load average: {results['load_average_start']:.2f} at start, {results['load_average_end']:.2f} at end")
     q = results.get("quiet")
     if q and q["busy_before_each"]:
