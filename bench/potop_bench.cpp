@@ -3,6 +3,8 @@
 //
 //   potop_bench train    --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2 [--parallel kernel]
 //   potop_bench generate --n-layer 6 --n-head 6 --n-embd 384 --block 512 --new-tokens 500 [--no-kv-cache]
+//   potop_bench gemm     --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2
+//                        (what BLAS does on the model's GEMM shapes: gemm_ceiling.cpp)
 //   potop_bench peak     --threads 2 [--isa avx2]  (the FMA peak with the widest FMA, or the one named: fma_peak.cpp)
 //
 // train --profile also prints the per-kernel time table (core/profile.h) on stderr.
@@ -24,6 +26,7 @@
 
 #include "core/profile.h"
 #include "fma_peak.h"
+#include "gemm_ceiling.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "generate/generator.h"
@@ -51,7 +54,7 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: potop_bench train|generate|peak [--flag value]...\n");
+    std::fprintf(stderr, "usage: potop_bench train|generate|gemm|peak [--flag value]...\n");
     std::exit(2);
   }
   a.mode = argv[1];
@@ -229,6 +232,15 @@ int main(int argc, char** argv) {
   potop::set_threads(a.threads);
   if (a.mode == "train") return train(a);
   if (a.mode == "generate") return generate(a);
+  if (a.mode == "gemm") {  // the GEMM ceiling of a training step, rows split as BatchParallel does
+    int vocab = a.vocab;
+    load_tokens(a, vocab);
+    const int replicas = a.parallel == "batch" ? std::min(a.threads, a.batch) : 1;
+    const int rows = (a.batch + replicas - 1) / replicas * a.block;
+    std::printf("{\"impl\": \"gemm-ceiling\", \"gemm\": \"%s\", \"threads\": %d, \"rows\": %d, \"gflops\": %.2f}\n",
+                potop::blas_name(), a.threads, rows, gemm_ceiling_gflops(model_config(a, vocab), rows, replicas, a.seconds));
+    return 0;
+  }
   if (a.mode == "peak") {
     FmaPeak p;
     try {

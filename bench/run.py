@@ -26,7 +26,11 @@ results to --json.
 
 Model FLOPs per trained token = 6·N + 12·L·T·C (N: parameters without the position table; the
 attention term counts the full T×T square, the usual convention). % of peak = model FLOP/s over
-the FMA peak measured at the same thread count in this run.
+the FMA peak measured at the same thread count in this run. % GEMM = model FLOP/s over the GEMM
+ceiling: what BLAS alone does on the model's linear-layer shapes (forward, input- and
+weight-gradient products of each layer and the LM head, `potop_bench gemm`), at the same thread
+count and rows per thread, measured in this run; the distance to 100% is the time spent
+outside GEMM (attention, LayerNorm, activations, the optimizer, overheads).
 """
 from __future__ import annotations
 
@@ -198,6 +202,8 @@ def main() -> int:
                     _, env, extra = min(timings, key=lambda x: x[0])
                     results["torch_setup"][key] = [{"env": e, "flags": f, "ms_per_step": ms} for ms, e, f in timings]
                 cell = {"potop": [], "pytorch": [], "torch_env": env, "torch_flags": extra}
+                # The GEMM ceiling: BLAS alone on this model's linear-layer shapes, same threads.
+                cell["gemm_ceiling_gflops"] = run_json([args.bench, "gemm", "--threads", str(t)] + common)["gflops"]
                 for rnd in range(args.rounds):
                     order = ["potop", "pytorch"] if rnd % 2 == 0 else ["pytorch", "potop"]
                     for impl in order:
@@ -266,7 +272,7 @@ def report(results: dict, threads: list[int]) -> None:
         print()
         print("Training (median over rounds; ± = spread over rounds)")
         hdr = (f"{'config':7s} {'thr':>3s} {'impl':8s} {'ms/step':>14s} {'tokens/s':>10s} {'GFLOP/s':>8s} "
-               f"{'% peak':>7s} {'peak RSS':>10s}")
+               f"{'% peak':>7s} {'% GEMM':>7s} {'peak RSS':>10s}")
         print(hdr)
         print("-" * len(hdr))
         ratios = {}
@@ -282,8 +288,10 @@ def report(results: dict, threads: list[int]) -> None:
                 gf = tps * rs[0]["flops_per_token"] / 1e9
                 row[impl] = (tps, rss)
                 sp = spread([r["tokens_per_s"] for r in rs])
+                ceiling = cell.get("gemm_ceiling_gflops")
+                of_gemm = f"{100 * gf / ceiling:6.1f}%" if ceiling else f"{'-':>7s}"
                 print(f"{name:7s} {t:3d} {impl:8s} {ms:9.2f} ±{100 * sp:2.0f}% {tps:10.1f} {gf:8.1f} "
-                      f"{100 * gf / peak[t]:6.1f}% {rss:7.1f} MiB")
+                      f"{100 * gf / peak[t]:6.1f}% {of_gemm} {rss:7.1f} MiB")
             gf_potop = row["potop"][0] * cell["potop"][0]["flops_per_token"] / 1e9
             ratio, per_round = paired_ratio(cell)
             # (tokens/s ratio, RSS ratio, potop's share of peak, each round's tokens/s ratio)
