@@ -28,3 +28,13 @@ if "$bench" peak --threads 1 --seconds 0.1 --isa no-such-isa 2>/dev/null; then
   echo "fma peak: an unknown --isa was accepted" >&2; exit 1
 fi
 echo "fma peak: $want, as /proc/cpuinfo says"
+
+# The GEMM ceiling splits the batch's rows as BatchParallel does: 12 rows of 64 over 2 threads.
+out=$("$bench" gemm --threads 2 --batch 12 --block 64 --n-layer 1 --n-embd 64 --n-head 2 --seconds 0.1)
+echo "$out"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+rows, gflops = r["rows"], r["gflops"]
+if rows != 6 * 64 or not gflops > 0: sys.exit(f"gemm ceiling: rows {rows}, gflops {gflops}")
+' "$out"
