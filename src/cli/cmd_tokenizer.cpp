@@ -117,17 +117,40 @@ int run_import(const TokenizerArgs& a) {
   return 0;
 }
 
+// Output in 64 KiB blocks rather than a write per line (encoding is fast enough for that to
+// matter), but line by line to a terminal, where someone waits for each answer.
+class Output {
+ public:
+  Output() : interactive_(::isatty(STDOUT_FILENO)) {}
+  ~Output() { flush(); }
+  void line(const std::string& text) {
+    buffer_ += text;
+    buffer_ += '\n';
+    if (interactive_ || buffer_.size() >= (1 << 16)) flush();
+  }
+  void flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    std::fflush(stdout);
+    buffer_.clear();
+  }
+
+ private:
+  bool interactive_;
+  std::string buffer_;
+};
+
 int run_encode(const TokenizerArgs& a) {
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_dir(a.tokenizer);
+  std::ios::sync_with_stdio(false);  // getline on std::cin at the speed of a buffered read
   UnknownReport unknown;
-  std::string line, out;
+  Output out;
+  std::string line;
   for (long n = 1; std::getline(std::cin, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF input: the line without its \r
-    const std::string what = "standard input, line " + std::to_string(n);
-    out = join_tokens(*tokenizer, tokenizer->encode(line, what, a.unknown, &unknown), a.pieces);
-    out += '\n';
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.line(join_tokens(*tokenizer, tokenizer->encode(line, "standard input, line " + std::to_string(n), a.unknown,
+                                                       &unknown), a.pieces));
   }
+  out.flush();
   if (unknown.count > 0)
     std::fprintf(stderr, "note: %s %s (--unknown)\n", unknown.describe().c_str(),
                  a.unknown == Unknown::kSkip ? "left out" : "replaced");
@@ -136,6 +159,8 @@ int run_encode(const TokenizerArgs& a) {
 
 int run_decode(const TokenizerArgs& a) {
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_dir(a.tokenizer);
+  std::ios::sync_with_stdio(false);
+  Output out;
   std::string line;
   std::vector<int> ids;
   for (long n = 1; std::getline(std::cin, line); ++n) {
@@ -160,8 +185,7 @@ int run_decode(const TokenizerArgs& a) {
       ids.push_back(static_cast<int>(id));
       at = end;
     }
-    const std::string text = tokenizer->decode(ids) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    out.line(tokenizer->decode(ids));
   }
   return 0;
 }

@@ -80,6 +80,31 @@ int model_type(std::string_view model) {
   return type ? static_cast<int>(type->varint) : 1;
 }
 
+// Whether a line's encoding is its words' encodings one after another (see word_cache_ok_):
+// ModelProto.normalizer_spec (3) has name (1) "identity", add_dummy_prefix (3) and
+// remove_extra_whitespaces (4) false (both default to true), and no piece has U+2581 after
+// another character.
+bool encodes_word_by_word(std::string_view model, const sentencepiece::SentencePieceProcessor& sp) {
+  const auto normalizer = find_field(model, 3);
+  if (!normalizer) return false;
+  const auto name = find_field(normalizer->bytes, 1);
+  const auto dummy_prefix = find_field(normalizer->bytes, 3);
+  const auto remove_spaces = find_field(normalizer->bytes, 4);
+  if (!name || name->bytes != "identity" || !dummy_prefix || dummy_prefix->varint != 0 || !remove_spaces ||
+      remove_spaces->varint != 0)
+    return false;
+  for (int id = 0; id < sp.GetPieceSize(); ++id) {
+    const std::string& piece = sp.IdToPiece(id);
+    size_t lead = 0;  // the leading U+2581s
+    while (piece.compare(lead, kSpaceMark.size(), kSpaceMark) == 0) lead += kSpaceMark.size();
+    if (piece.find(kSpaceMark, lead) != std::string::npos) return false;
+  }
+  return true;
+}
+
+// Cached words: enough for a large text's vocabulary, bounded so that memory stays small.
+constexpr size_t kMaxCachedWords = 1 << 18;
+
 // Feeds SentencePiece's trainer the lines of a text, as spm_train reads a file: split at '\n',
 // no empty line after a final '\n'.
 class LineIterator final : public sentencepiece::SentenceIterator {
@@ -179,6 +204,7 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_model(std::
   const int newline_byte = sp.PieceToId("<0x0A>");
   if (sp.IdToPiece(newline) == "\n" && !sp.IsUnknown(newline)) t->newline_id_ = newline;
   else if (sp.IsByte(newline_byte)) t->newline_id_ = newline_byte;
+  t->word_cache_ok_ = encodes_word_by_word(t->model_, sp);
   return t;
 }
 
@@ -241,6 +267,19 @@ void SentencePieceTokenizer::encode_line(std::string_view line, long line_number
     }
     line = cleaned;
   }
+  if (word_cache_ok_) {
+    const size_t before = ids.size();
+    bool known = true;
+    for (size_t start = 0; start < line.size() && known;) {
+      size_t end = line.find_first_not_of(' ', start);
+      end = end == std::string_view::npos ? line.size() : line.find(' ', end);
+      if (end == std::string_view::npos) end = line.size();
+      known = encode_word(line.substr(start, end - start), ids);
+      start = end;
+    }
+    if (known) return;
+    ids.resize(before);  // a character the model lacks: the whole line below, which names it
+  }
   std::vector<int> line_ids;
   const auto status = sp_->Encode(line, &line_ids);
   if (!status.ok()) throw Error(std::string(what) + ": line " + std::to_string(line_number) + ": " + status.error_message());
@@ -265,6 +304,24 @@ void SentencePieceTokenizer::encode_line(std::string_view line, long line_number
     if (report)
       for (const char32_t c : chars) report->add(c, line_number);
   }
+}
+
+bool SentencePieceTokenizer::encode_word(std::string_view word, std::vector<int>& ids) const {
+  {
+    const std::lock_guard lock(cache_mutex_);
+    if (const auto it = cache_.find(word); it != cache_.end()) {
+      ids.insert(ids.end(), it->second.begin(), it->second.end());
+      return true;
+    }
+  }
+  std::vector<int> word_ids;
+  if (!sp_->Encode(word, &word_ids).ok()) return false;
+  if (std::find(word_ids.begin(), word_ids.end(), kUnkId) != word_ids.end()) return false;
+  ids.insert(ids.end(), word_ids.begin(), word_ids.end());
+  const std::lock_guard lock(cache_mutex_);
+  if (cache_.size() >= kMaxCachedWords) cache_.clear();
+  cache_.emplace(std::string(word), std::move(word_ids));
+  return true;
 }
 
 std::vector<int> SentencePieceTokenizer::encode(std::string_view text, std::string_view what, Unknown unknown,

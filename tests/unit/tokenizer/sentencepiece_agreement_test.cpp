@@ -74,6 +74,7 @@ TEST_P(SentencePieceAgreement, ImportedModelEncodesLikeSpmEncode) {
   const auto tok = SentencePieceTokenizer::load(dir_ / "spm.model");
   ASSERT_EQ(tok->kind(), kind);
   ASSERT_EQ(tok->size(), 800);
+  EXPECT_TRUE(tok->encodes_by_word());  // so this checks potop's word cache against spm_encode
   // Held-out text in the same languages, plus scripts and characters the model never saw (byte
   // fallback), leading, trailing and double spaces, tabs and an empty line.
   std::string eval = testing::multilingual_text(30000, 12) + "\n";
