@@ -61,10 +61,10 @@ def timed(cmd: list[str], stdin: str | None = None, stdout=subprocess.DEVNULL) -
     return time.perf_counter() - start
 
 
-def make_text(path: str, mb: float) -> str:
+def make_text(path: str, mb: float, generated: bool) -> str:
     shared = os.path.join(os.path.dirname(ROOT), "shared", "data", "potop.txt")
     limit = int(mb * 1e6)
-    if os.path.exists(shared):
+    if os.path.exists(shared) and not generated:
         with open(shared, "rb") as f:
             data = f.read(limit)
         data = data[: data.rfind(b"\n") + 1] or data  # whole lines
@@ -84,6 +84,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=3.0, help="MB of text to train and encode on")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 MB, 1 round")
+    ap.add_argument("--generated", action="store_true", help="generated text even when ../shared has the corpus")
     ap.add_argument("--json", help="write the raw results here")
     a = ap.parse_args()
     if a.quick:
@@ -94,7 +95,7 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="potop-tok-bench.")
     try:
         text = os.path.join(work, "text.txt")
-        source = make_text(text, a.mb)
+        source = make_text(text, a.mb, a.generated)
         mb = os.path.getsize(text) / 1e6
         with open(text, "rb") as f:
             lines = f.read().count(b"\n")
