@@ -8,8 +8,12 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config
   # libraries
   libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libomp-dev
+  # tokenizers: SentencePiece (bpe, unigram) and ICU (word boundaries, case mapping)
+  libsentencepiece-dev libicu-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # SentencePiece's own spm_train and spm_encode: the agreement tests and the tokenizer benchmark
+  sentencepiece
   # fuzzing (scripts/fuzz.sh): clang, and its libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # the PyTorch reference oracle (Debian's /usr/bin/python3)

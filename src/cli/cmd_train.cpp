@@ -40,7 +40,7 @@ void install_stop_handlers() {
 }  // namespace
 
 Run add_train(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("train", "train a character-level GPT on a text file, or resume a run");
+  CLI::App* cmd = app.add_subcommand("train", "train a GPT on a text file (one token per character, or --tokenizer DIR), or resume a run");
   auto options = std::make_shared<TrainOptions>();
   auto config = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);

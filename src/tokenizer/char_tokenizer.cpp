@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/hash.h"
+#include "tokenizer/pieces.h"
 #include "tokenizer/utf8.h"
 
 namespace potop {
@@ -121,12 +122,7 @@ std::vector<int> CharTokenizer::encode(std::string_view text, std::string_view w
       ids.push_back(id);
     } else {
       if (unknown == Unknown::kReplace) ids.push_back(stand_in);
-      if (report) {
-        ++report->count;
-        auto it = std::find_if(report->items.begin(), report->items.end(), [&](const auto& item) { return item.c == c; });
-        if (it == report->items.end()) report->items.push_back({c, 1, line});
-        else ++it->count;
-      }
+      if (report) report->add(c, line);
     }
     if (c == U'\n') ++line;
   }
@@ -145,6 +141,13 @@ std::string CharTokenizer::decode_one(int id) const {
     throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size() - 1) +
                 ")");
   return utf8_[static_cast<size_t>(id)];
+}
+
+std::string CharTokenizer::piece(int id) const { return display_piece(decode_one(id)); }
+
+int CharTokenizer::char_count(int id) const {
+  decode_one(id);  // checks the id
+  return 1;
 }
 
 std::string CharTokenizer::decode(std::span<const int> ids) const {

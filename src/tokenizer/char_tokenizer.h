@@ -72,6 +72,9 @@ class CharTokenizer final : public Tokenizer {
   std::string decode(std::span<const int> ids) const override;
   // One token's UTF-8 bytes, for streaming output token by token.
   std::string decode_one(int id) const override;
+  // The character; a space as "▁", a control character or other whitespace as "<0x0A>" bytes.
+  std::string piece(int id) const override;
+  int char_count(int id) const override;  // 1
 
   // FNV-1a-64 of the vocabulary's characters in id order, as UTF-8 (concatenated code points
   // cannot be ambiguous). Stable across versions; checkpoints store it to catch a

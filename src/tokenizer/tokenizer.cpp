@@ -4,22 +4,43 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/word_tokenizer.h"
 
 namespace potop {
+namespace {
+constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram";
+}
 
 Choice unknown_choice(Unknown& value) {
   return choice(value, {{Unknown::kError, "error"}, {Unknown::kSkip, "skip"}, {Unknown::kReplace, "replace"}});
 }
 
+void UnknownReport::add(char32_t c, long line, std::string_view word) {
+  ++count;
+  // Most texts have few distinct unknowns; a word model's held-out text can have thousands, so
+  // look them up in an index.
+  // (Appended, not "c" + ...: g++ 12 warns falsely about operator+ on a temporary, -Wrestrict.)
+  std::string key(1, word.empty() ? 'c' : 'w');
+  if (word.empty()) utf8_append(key, c);
+  else key.append(word);
+  const auto [it, inserted] = index_.emplace(std::move(key), items.size());
+  if (inserted) items.push_back({c, 1, line, std::string(word)});
+  else ++items[it->second].count;
+}
+
 std::string UnknownReport::describe(size_t max_items) const {
-  std::string s = std::to_string(count) + (count == 1 ? " character" : " characters") + " outside the vocabulary (" +
-                  std::to_string(items.size()) + " distinct): ";
+  const bool words = !items.empty() && !items[0].word.empty();
+  const char* unit = words ? (count == 1 ? " word" : " words") : (count == 1 ? " character" : " characters");
+  std::string s = std::to_string(count) + unit + " outside the vocabulary (" + std::to_string(items.size()) +
+                  " distinct): ";
   for (size_t i = 0; i < items.size() && i < max_items; ++i) {
     const Item& item = items[i];
     if (i > 0) s += ", ";
-    s += describe_char(item.c);
+    s += item.word.empty() ? describe_char(item.c) : nlohmann::json(item.word).dump(-1, ' ', false);
     if (item.count > 1) s += " ×" + std::to_string(item.count) + " from line " + std::to_string(item.first_line);
     else s += " on line " + std::to_string(item.first_line);
   }
@@ -36,13 +57,32 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
     if (!j.contains("vocab")) throw Error(src + ": the char tokenizer has no \"vocab\"");
     return std::make_unique<CharTokenizer>(CharTokenizer::from_vocab_json(j["vocab"], src + ": vocab"));
   }
-  throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: char)");
+  if (kind == "byte") return std::make_unique<ByteTokenizer>();
+  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::from_json(j, src));
+  if (kind == "bpe" || kind == "unigram") {
+    if (!j.contains("model") || !j["model"].is_string())
+      throw Error(src + ": the " + kind + " tokenizer has no \"model\" (base64 of a SentencePiece model)");
+    auto t = SentencePieceTokenizer::from_model(base64_decode(j["model"].get<std::string>(), src + ": model"),
+                                                src + ": model");
+    if (t->kind() != kind) throw Error(src + ": says " + kind + " but holds a " + t->kind() + " model");
+    return t;
+  }
+  throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: " + kKnownKinds + ")");
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
   if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(dir / "vocab.json"));
-  throw Error((dir / "config.json").string() + ": unknown tokenizer kind '" + std::string(kind) +
-              "' (this potop knows: char)");
+  if (kind == "byte") return std::make_unique<ByteTokenizer>();
+  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(dir / "words.json"));
+  if (kind == "bpe" || kind == "unigram") {
+    auto t = SentencePieceTokenizer::load(dir / "tokenizer.model");
+    if (t->kind() != kind)
+      throw Error((dir / "tokenizer.model").string() + ": a " + t->kind() + " model, but the directory says " +
+                  std::string(kind));
+    return t;
+  }
+  throw Error(dir.string() + ": unknown tokenizer kind '" + std::string(kind) + "' (this potop knows: " + kKnownKinds +
+              ")");
 }
 
 void save_tokenizer_dir(const Tokenizer& tokenizer, const std::filesystem::path& dir) {

@@ -149,6 +149,30 @@ bool utf8_valid(std::string_view bytes) {
   return true;
 }
 
+std::string utf8_repair(std::string_view bytes) {
+  if (utf8_valid(bytes)) return std::string(bytes);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::string out;
+  out.reserve(bytes.size() + 8);
+  size_t i = 0;
+  while (i < bytes.size()) {
+    if (p[i] < 0x80) {
+      out.push_back(static_cast<char>(p[i++]));
+      continue;
+    }
+    char32_t cp;
+    int len;
+    if (decode_sequence(bytes, i, cp, len, nullptr)) {
+      out.append(bytes.substr(i, static_cast<size_t>(len)));
+      i += static_cast<size_t>(len);
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 void utf8_append(std::string& out, char32_t cp) {
   POTOP_CHECK(is_scalar_value(cp), "cannot encode " + code_point_name(cp) + " as UTF-8");
   if (cp < 0x80) {

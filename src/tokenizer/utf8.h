@@ -20,6 +20,10 @@ std::u32string utf8_decode(std::string_view bytes, std::string_view source);
 // True when utf8_decode would succeed.
 bool utf8_valid(std::string_view bytes);
 
+// The bytes with every byte that is not part of a valid sequence replaced by U+FFFD (one per
+// byte): what decoding byte tokens a model sampled gives. Valid UTF-8 comes back unchanged.
+std::string utf8_repair(std::string_view bytes);
+
 // True for a Unicode scalar value: <= U+10FFFF and not a surrogate.
 inline bool is_scalar_value(char32_t cp) { return cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF); }
 

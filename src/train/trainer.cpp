@@ -54,7 +54,8 @@ std::optional<float> estimate_loss(BatchParallel& model, std::span<const int> to
 std::vector<fs::path> model_files_in(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
-  for (const char* name : {"config.json", "vocab.json", "metrics.jsonl", "latest.safetensors", "best.safetensors",
+  for (const char* name : {"config.json", "vocab.json", "words.json", "tokenizer.model", "tokenizer.vocab",
+                           "metrics.jsonl", "latest.safetensors", "best.safetensors",
                            kResumeFile})
     if (fs::exists(dir / name, ec)) found.push_back(dir / name);
   for (const auto& entry : fs::directory_iterator(dir, ec)) {

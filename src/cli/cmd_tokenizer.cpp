@@ -1,0 +1,236 @@
+// `potop tokenizer train|encode|decode|import`: build a tokenizer directory (tokenizer.json and
+// the kind's files) that `potop train --tokenizer DIR` uses, and look at what it does to text.
+// encode and decode work line by line on standard input and output, so they compose with other
+// tools: one line of space-separated ids (or pieces, with --pieces) per line of text.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "data/text_file.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/train_tokenizer.h"
+
+namespace potop::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TokenizerArgs {
+  // train
+  TokenizerTrainOptions train;
+  std::string data;
+  // import
+  std::string model;
+  // train and import
+  std::string out;
+  bool force = false;
+  // encode and decode
+  std::string tokenizer;
+  bool pieces = false;
+  Unknown unknown = Unknown::kError;
+};
+
+// Writes the tokenizer into --out as a whole or not at all: it is built in a sibling directory
+// and renamed into place, so an interrupted or failed run leaves the old --out as it was. Like
+// `potop train`, an --out that holds files is replaced only with --force.
+// Refuses an --out it may not replace; called before any work, so that the refusal is quick.
+void check_out_dir(const std::string& out_flag, bool force) {
+  const fs::path out = out_flag;
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec);
+  if (exists && !fs::is_directory(out, ec)) throw Error("--out " + out_flag + ": exists and is not a directory");
+  if (exists && !fs::is_empty(out, ec) && !force)
+    throw Error("--out " + out_flag + ": already exists and is not empty; replace it with --force, or choose another --out");
+}
+
+void write_out_dir(const Tokenizer& tokenizer, const std::string& out_flag, bool force) {
+  check_out_dir(out_flag, force);
+  const fs::path out = out_flag;
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec);
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  ensure_writable_directory(parent);
+  const std::string suffix = std::to_string(::getpid());
+  const fs::path staging = parent / ("." + out.filename().string() + ".tmp-" + suffix);
+  fs::remove_all(staging, ec);
+  try {
+    save_tokenizer_dir(tokenizer, staging);
+    if (exists) {
+      const fs::path old = parent / ("." + out.filename().string() + ".old-" + suffix);
+      fs::rename(out, old);
+      fs::rename(staging, out);
+      fs::remove_all(old, ec);
+    } else {
+      fs::rename(staging, out);
+    }
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+// "1 2 3" or "▁Pan <0x0A>": one line of output.
+std::string join_tokens(const Tokenizer& tokenizer, const std::vector<int>& ids, bool pieces) {
+  std::string line;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) line += ' ';
+    line += pieces ? tokenizer.piece(ids[i]) : std::to_string(ids[i]);
+  }
+  return line;
+}
+
+int run_train(const TokenizerArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  check_tokenizer_train_options(a.train);
+  check_out_dir(a.out, a.force);
+  // The byte tokenizer learns nothing; every other kind reads the text (errors name the file).
+  std::string text;
+  if (a.train.kind != TokenizerKind::kByte || !a.data.empty()) {
+    if (a.data.empty()) throw Error("--data is needed to train a tokenizer of this kind");
+    text = read_utf8_text(a.data);
+  }
+  if (a.train.kind == TokenizerKind::kBpe || a.train.kind == TokenizerKind::kUnigram)
+    std::fprintf(stderr, "training a %s tokenizer of %ld tokens on %s (%.1f MB)...\n",
+                 a.train.kind == TokenizerKind::kBpe ? "bpe" : "unigram", a.train.vocab_size,
+                 a.data.c_str(), static_cast<double>(text.size()) / 1e6);
+  const std::unique_ptr<Tokenizer> tokenizer = train_tokenizer(text, a.data, a.train);
+  write_out_dir(*tokenizer, a.out, a.force);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens, in %.1f s\n", a.out.c_str(), tokenizer->kind().c_str(),
+               tokenizer->size(), seconds);
+  return 0;
+}
+
+int run_import(const TokenizerArgs& a) {
+  const std::unique_ptr<Tokenizer> tokenizer = SentencePieceTokenizer::load(a.model);
+  write_out_dir(*tokenizer, a.out, a.force);
+  std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens from %s\n", a.out.c_str(), tokenizer->kind().c_str(),
+               tokenizer->size(), a.model.c_str());
+  return 0;
+}
+
+// Output in 64 KiB blocks rather than a write per line (encoding is fast enough for that to
+// matter), but line by line to a terminal, where someone waits for each answer.
+class Output {
+ public:
+  Output() : interactive_(::isatty(STDOUT_FILENO)) {}
+  ~Output() { flush(); }
+  void line(const std::string& text) {
+    buffer_ += text;
+    buffer_ += '\n';
+    if (interactive_ || buffer_.size() >= (1 << 16)) flush();
+  }
+  void flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    std::fflush(stdout);
+    buffer_.clear();
+  }
+
+ private:
+  bool interactive_;
+  std::string buffer_;
+};
+
+int run_encode(const TokenizerArgs& a) {
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_dir(a.tokenizer);
+  std::ios::sync_with_stdio(false);  // getline on std::cin at the speed of a buffered read
+  UnknownReport unknown;
+  Output out;
+  std::string line;
+  for (long n = 1; std::getline(std::cin, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF input: the line without its \r
+    out.line(join_tokens(*tokenizer, tokenizer->encode(line, "standard input, line " + std::to_string(n), a.unknown,
+                                                       &unknown), a.pieces));
+  }
+  out.flush();
+  if (unknown.count > 0)
+    std::fprintf(stderr, "note: %s %s (--unknown)\n", unknown.describe().c_str(),
+                 a.unknown == Unknown::kSkip ? "left out" : "replaced");
+  return 0;
+}
+
+int run_decode(const TokenizerArgs& a) {
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_dir(a.tokenizer);
+  std::ios::sync_with_stdio(false);
+  Output out;
+  std::string line;
+  std::vector<int> ids;
+  for (long n = 1; std::getline(std::cin, line); ++n) {
+    ids.clear();
+    size_t at = 0;
+    while (at < line.size()) {
+      while (at < line.size() && (line[at] == ' ' || line[at] == '\t' || line[at] == '\r')) ++at;
+      if (at == line.size()) break;
+      size_t end = at;
+      while (end < line.size() && line[end] != ' ' && line[end] != '\t' && line[end] != '\r') ++end;
+      const std::string word = line.substr(at, end - at);
+      size_t used = 0;
+      long id = -1;
+      try {
+        id = std::stol(word, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != word.size() || id < 0 || id >= tokenizer->size())
+        throw Error("standard input, line " + std::to_string(n) + ": '" + word + "' is not a token id (0.." +
+                    std::to_string(tokenizer->size() - 1) + ")");
+      ids.push_back(static_cast<int>(id));
+      at = end;
+    }
+    out.line(tokenizer->decode(ids));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Run add_tokenizer(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("tokenizer", "train, import and try tokenizers (char, byte, word, bpe, unigram)");
+  cmd->require_subcommand(1);
+  auto a = std::make_shared<TokenizerArgs>();
+
+  CLI::App* train = cmd->add_subcommand("train", "learn a tokenizer from a text and write it as a tokenizer directory");
+  add_choice(train, "--kind", tokenizer_kind_choice(a->train.kind), "the kind of tokenizer")->required();
+  train->add_option("--data", a->data, "UTF-8 training text (bpe, unigram: one sentence per line)");
+  train->add_option("--out", a->out, "tokenizer directory to write")->required();
+  train->add_option("--vocab-size", a->train.vocab_size,
+                    "tokens, specials included (bpe, unigram: needed, e.g. 8000; word: at most this many; char, "
+                    "byte: fixed by the kind)");
+  train->add_option("--min-count", a->train.min_count, "word: keep words seen at least this often")
+      ->capture_default_str();
+  train->add_flag("--lowercase", a->train.lowercase, "word: lowercase the text first (case is lost)");
+  train->add_flag("--force", a->force, "replace an --out that is not empty");
+  train->add_flag("--verbose", a->train.verbose, "bpe, unigram: show SentencePiece's log");
+
+  CLI::App* import = cmd->add_subcommand("import", "make a tokenizer directory from a SentencePiece .model file");
+  import->add_option("--model", a->model, "bpe or unigram .model file (spm_train's, special ids 0..3)")->required();
+  import->add_option("--out", a->out, "tokenizer directory to write")->required();
+  import->add_flag("--force", a->force, "replace an --out that is not empty");
+
+  CLI::App* encode = cmd->add_subcommand("encode", "text on standard input -> one line of token ids per line");
+  encode->add_option("-t,--tokenizer", a->tokenizer, "tokenizer directory (or a model directory)")->required();
+  encode->add_flag("--pieces", a->pieces, "print the tokens' pieces (▁ for a space) instead of their ids");
+  add_choice(encode, "--unknown", unknown_choice(a->unknown),
+             "text the vocabulary lacks: error, skip it, or replace it (<unk>)");
+
+  CLI::App* decode = cmd->add_subcommand("decode", "lines of space-separated token ids on standard input -> text");
+  decode->add_option("-t,--tokenizer", a->tokenizer, "tokenizer directory (or a model directory)")->required();
+
+  return [a, train, import, encode, decode]() {
+    if (train->parsed()) return run_train(*a);
+    if (import->parsed()) return run_import(*a);
+    if (encode->parsed()) return run_encode(*a);
+    if (decode->parsed()) return run_decode(*a);
+    return 1;
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,8 @@
+# potop tokenizer train|encode|decode|import, models trained with bpe and byte tokenizer
+# directories, and the tokenizer commands' bad inputs (tests/cli/tokenizers.sh); one CTest entry
+# per group.
+foreach(group train models errors)
+  add_test(NAME cli.tokenizers.${group}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/tokenizers.sh $<TARGET_FILE:potop> ${group})
+  set_tests_properties(cli.tokenizers.${group} PROPERTIES LABELS "cli" TIMEOUT 300)
+endforeach()
