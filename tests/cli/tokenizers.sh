@@ -163,6 +163,9 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   "$POTOP" tokenizer train --kind char --data train.txt --out keep --force 2>/dev/null && [ -f keep/vocab.json ] &&
     [ ! -e keep/tokenizer.model ] && grep -q '"char"' keep/tokenizer.json && ok "--force replaces --out as a whole" ||
     fail "--force: $(ls keep)"
+  "$POTOP" tokenizer train --kind byte --out slash/ 2>/dev/null && "$POTOP" tokenizer train --kind byte --out slash/ --force 2>/dev/null &&
+    [ -f slash/tokenizer.json ] && [ -z "$(ls -A slash | grep -v tokenizer.json)" ] && ok "--out with a trailing slash" ||
+    fail "--out slash/: $(ls -A . slash)"
   [ -z "$(ls -A . | grep '\.tmp-\|\.old-')" ] && ok "no staging directories left behind" || fail "left behind: $(ls -A)"
 fi
 finish
