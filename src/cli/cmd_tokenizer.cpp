@@ -53,7 +53,8 @@ void check_out_dir(const std::string& out_flag, bool force) {
 
 void write_out_dir(const Tokenizer& tokenizer, const std::string& out_flag, bool force) {
   check_out_dir(out_flag, force);
-  const fs::path out = out_flag;
+  fs::path out = fs::path(out_flag).lexically_normal();
+  if (!out.has_filename()) out = out.parent_path();  // "tok/": the directory tok
   std::error_code ec;
   const bool exists = fs::exists(out, ec);
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");

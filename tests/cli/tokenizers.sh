@@ -103,6 +103,17 @@ EOF
   done
   "$POTOP" tokenizer encode --tokenizer m-bpe --pieces <<<"x" >/dev/null && ok "a model directory is a tokenizer directory" ||
     fail "tokenizer encode --tokenizer <model dir>"
+  # Resuming reads the tokenizer back from the model directory and checks it against the state.
+  "$POTOP" train --resume m-bpe --steps 8 2>resume.log && grep -q "resuming m-bpe at step 6" resume.log &&
+    ok "resume a bpe model" || fail "resume a bpe model: $(tail -n 3 resume.log)"
+  # A model on a word tokenizer: unknown words of held-out text are named, or replaced by <unk>.
+  "$POTOP" tokenizer train --kind word --data train.txt --out tok-word 2>/dev/null || fail "tokenizer train word"
+  "$POTOP" train --data train.txt --tokenizer tok-word --out m-word "${TINY[@]}" --steps 2 --eval-interval 2 2>m-word.log ||
+    fail "train --tokenizer word: $(tail -n 3 m-word.log)"
+  expect_error "eval with words the model lacks" 1 strict "unknown" -- eval -m m-word --data unseen.txt
+  "$POTOP" eval -m m-word --data unseen.txt --unknown replace 2>eval-word.err >/dev/null &&
+    grep -q "words outside the vocabulary" eval-word.err && ok "eval --unknown replace on a word model" ||
+    fail "eval --unknown replace (word): $(cat eval-word.err)"
 fi
 
 if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
@@ -152,6 +163,9 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   "$POTOP" tokenizer train --kind char --data train.txt --out keep --force 2>/dev/null && [ -f keep/vocab.json ] &&
     [ ! -e keep/tokenizer.model ] && grep -q '"char"' keep/tokenizer.json && ok "--force replaces --out as a whole" ||
     fail "--force: $(ls keep)"
+  "$POTOP" tokenizer train --kind byte --out slash/ 2>/dev/null && "$POTOP" tokenizer train --kind byte --out slash/ --force 2>/dev/null &&
+    [ -f slash/tokenizer.json ] && [ -z "$(ls -A slash | grep -v tokenizer.json)" ] && ok "--out with a trailing slash" ||
+    fail "--out slash/: $(ls -A . slash)"
   [ -z "$(ls -A . | grep '\.tmp-\|\.old-')" ] && ok "no staging directories left behind" || fail "left behind: $(ls -A)"
 fi
 finish
