@@ -14,5 +14,6 @@ Run add_eval(CLI::App& app);
 Run add_plot(CLI::App& app);
 Run add_attention(CLI::App& app);
 Run add_info(CLI::App& app);
+Run add_prepare(CLI::App& app);
 
 }  // namespace potop::cli

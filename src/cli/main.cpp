@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "potop 0.1.0");
   std::map<CLI::App*, potop::cli::Run> runs;
   for (auto add : {potop::cli::add_train, potop::cli::add_sample, potop::cli::add_eval,
-                    potop::cli::add_plot, potop::cli::add_attention, potop::cli::add_info}) {
+                    potop::cli::add_plot, potop::cli::add_attention, potop::cli::add_info,
+                    potop::cli::add_prepare}) {
     auto run = add(app);
     runs[app.get_subcommands({}).back()] = std::move(run);
   }
