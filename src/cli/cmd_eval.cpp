@@ -54,7 +54,7 @@ Run add_eval(CLI::App& app) {
     std::vector<int> encoded;
     std::optional<PreparedData> prepared;
     TokenView tokens;
-    if (is_prepared_data_dir(a->data)) {
+    if (is_data_directory(a->data)) {
       prepared.emplace(PreparedData::open(a->data));
       check_tokenizer(*prepared, *m.tokenizer, "the model's tokenizer (" + m.weights.string() + ")");
       const DataSplit split = a->split == "train" ? DataSplit::kTrain : DataSplit::kVal;

@@ -200,9 +200,9 @@ size_t PreparedData::peak_mapped_bytes() const {
   return impl_->peak;
 }
 
-bool is_prepared_data_dir(const fs::path& dir) {
+bool is_data_directory(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && fs::exists(dir / kDataFile, ec);
+  return fs::is_directory(dir, ec);
 }
 
 PreparedData PreparedData::open(const fs::path& dir, const Options& options) {

@@ -68,9 +68,9 @@ class PreparedData {
   std::unique_ptr<Impl> impl_;
 };
 
-// Whether dir is a directory with a data.json: `potop train --data` takes it as prepared data,
-// anything else as a text file.
-bool is_prepared_data_dir(const std::filesystem::path& dir);
+// Whether `data` is a directory: `potop train --data` and `potop eval --data` take it as prepared
+// data (PreparedData::open then refuses one without data.json), anything else as a text file.
+bool is_data_directory(const std::filesystem::path& dir);
 
 // Throws potop::Error unless the data was prepared with this tokenizer (same kind, size and
 // hash): "<dir>: prepared with the char tokenizer of 95 tokens (hash …), but <whose> is … (hash

@@ -131,7 +131,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   std::string text_utf8;
   std::u32string text;
   uint64_t data_hash = 0;
-  if (is_prepared_data_dir(options.data)) {
+  if (is_data_directory(options.data)) {
     prepared.emplace(PreparedData::open(options.data));
     data_hash = prepared->content_hash();
     // Its split was made by potop prepare: a different --val-fraction cannot apply.
