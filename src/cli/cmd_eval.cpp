@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/threads.h"
 #include "data/dataset.h"
+#include "data/prepared_data.h"
 #include "data/text_file.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
@@ -23,6 +25,7 @@ namespace {
 struct EvalArgs {
   ModelArgs model;
   std::string data;
+  std::string split;  // prepared data: "val" (default) or "train"
   Unknown unknown = Unknown::kError;
   int batch_size = 16, stride = 0;
   bool json = false;
@@ -34,7 +37,9 @@ Run add_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and bits per character of a model on a text file");
   auto a = std::make_shared<EvalArgs>();
   add_model_options(cmd, a->model);
-  cmd->add_option("--data", a->data, "UTF-8 text file to score")->required();
+  cmd->add_option("--data", a->data, "UTF-8 text file to score, or a data directory from potop prepare")->required();
+  cmd->add_option("--split", a->split, "with a prepared data directory: the split to score, val (default) or train")
+      ->check(CLI::IsMember({"val", "train"}));
   add_choice(cmd, "--unknown", unknown_choice(a->unknown),
              "characters the model's vocabulary lacks: error (refuse the text), skip them, or replace them (by a "
              "space, or the first character); the count and which ones are reported");
@@ -44,13 +49,28 @@ Run add_eval(CLI::App& app) {
   return [a]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
     LoadedModel m = load_model(a->model);
-    const std::string text = read_utf8_text(a->data);
-    // Characters the vocabulary lacks are counted first, so that the error names them all.
+    // A text is encoded here; a prepared data directory is read through its mapped shards.
     UnknownReport unknown;
-    const Unknown policy = a->unknown == Unknown::kError ? Unknown::kSkip : a->unknown;
-    std::vector<int> tokens = m.tokenizer->encode(text, a->data, policy, &unknown);
-    if (unknown.count > 0 && a->unknown == Unknown::kError)
-      throw Error(a->data + ": " + unknown.describe() + "; pass --unknown skip or --unknown replace to score the rest");
+    std::vector<int> encoded;
+    std::optional<PreparedData> prepared;
+    TokenView tokens;
+    if (is_data_directory(a->data)) {
+      prepared.emplace(PreparedData::open(a->data));
+      check_tokenizer(*prepared, *m.tokenizer, "the model's tokenizer (" + m.weights.string() + ")");
+      const DataSplit split = a->split == "train" ? DataSplit::kTrain : DataSplit::kVal;
+      if (prepared->size(split) == 0)
+        throw Error(a->data + ": has no " + to_string(split) + " split (prepared with --val-fraction 0); pass --split train");
+      tokens = TokenView(*prepared, split);
+    } else {
+      if (!a->split.empty()) throw Error("--split " + a->split + ": only for a data directory from potop prepare");
+      const std::string text = read_utf8_text(a->data);
+      // Characters the vocabulary lacks are counted first, so that the error names them all.
+      const Unknown policy = a->unknown == Unknown::kError ? Unknown::kSkip : a->unknown;
+      encoded = m.tokenizer->encode(text, a->data, policy, &unknown);
+      if (unknown.count > 0 && a->unknown == Unknown::kError)
+        throw Error(a->data + ": " + unknown.describe() + "; pass --unknown skip or --unknown replace to score the rest");
+      tokens = TokenView(encoded);
+    }
     const int B = a->batch_size, T = m.config.block_size;
     const std::vector<EvalWindow> windows = eval_windows(tokens.size(), T, a->stride);
     if (windows.empty()) throw Error(a->data + ": needs at least 2 characters to score");

@@ -15,5 +15,6 @@ Run add_plot(CLI::App& app);
 Run add_attention(CLI::App& app);
 Run add_info(CLI::App& app);
 Run add_tokenizer(CLI::App& app);
+Run add_prepare(CLI::App& app);
 
 }  // namespace potop::cli

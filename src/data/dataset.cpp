@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "data/prepared_data.h"
 
 namespace potop {
 namespace {
@@ -42,17 +43,36 @@ TokenSplit split_tokens(std::span<const int> tokens, double val_fraction, int bl
   return split;
 }
 
-BatchSampler::BatchSampler(std::span<const int> tokens, int B, int T, uint64_t seed)
+TokenView::TokenView(const PreparedData& data, DataSplit split)
+    : data_(&data), split_(split), size_(static_cast<size_t>(data.size(split))) {}
+
+void TokenView::read(size_t begin, size_t n, int* out) const {
+  POTOP_CHECK(begin <= size_ && n <= size_ - begin, "read past the end of the tokens");
+  if (data_) {
+    data_->read(split_, begin, n, out);
+    return;
+  }
+  std::copy_n(memory_.data() + begin, n, out);
+}
+
+BatchSampler::BatchSampler(TokenView tokens, int B, int T, uint64_t seed)
     : tokens_(tokens), B_(B), T_(T), rng_(seed) {
   POTOP_CHECK(B >= 1 && T >= 1, "B and T must be positive");
   POTOP_CHECK(tokens.size() >= static_cast<size_t>(T) + 1, "fewer tokens than one window");
+  if (!tokens_.in_memory()) window_.resize(static_cast<size_t>(T) + 1);
 }
 
 void BatchSampler::next(int* x, int* y) {
   const uint64_t starts = tokens_.size() - static_cast<size_t>(T_);  // s in [0, n - T - 1]
   for (int b = 0; b < B_; ++b) {
     const size_t s = static_cast<size_t>(rng_.below(starts));
-    const int* src = tokens_.data() + s;
+    const int* src;
+    if (tokens_.in_memory()) {
+      src = tokens_.memory().data() + s;
+    } else {
+      tokens_.read(s, static_cast<size_t>(T_) + 1, window_.data());
+      src = window_.data();
+    }
     int* xb = x + static_cast<size_t>(b) * T_;
     int* yb = y + static_cast<size_t>(b) * T_;
     for (int t = 0; t < T_; ++t) {
@@ -82,8 +102,8 @@ std::vector<EvalWindow> eval_windows(size_t n_tokens, int T, int stride) {
   return windows;
 }
 
-int fill_eval_batch(int* x, int* y, std::span<const int> tokens, std::span<const EvalWindow> windows, size_t first,
-                    int B, int T) {
+int fill_eval_batch(int* x, int* y, TokenView tokens, std::span<const EvalWindow> windows, size_t first, int B,
+                    int T) {
   int scored = 0;
   for (int b = 0; b < B; ++b) {
     int* xb = x + static_cast<size_t>(b) * T;
@@ -92,15 +112,13 @@ int fill_eval_batch(int* x, int* y, std::span<const int> tokens, std::span<const
     const EvalWindow win = w < windows.size() ? windows[w] : EvalWindow{};
     POTOP_CHECK(win.length <= T && (win.length == 0 || win.start + static_cast<size_t>(win.length) < tokens.size()),
                 "evaluation window does not fit the tokens or T");
-    for (int t = 0; t < T; ++t) {
-      if (t < win.length) {
-        xb[t] = tokens[win.start + static_cast<size_t>(t)];
-        yb[t] = t >= win.first_scored ? tokens[win.start + static_cast<size_t>(t) + 1] : -1;
-      } else {
-        xb[t] = 0;
-        yb[t] = -1;
-      }
-    }
+    // x = tokens[start, start + length), y = the same shifted by one where scored, -1 elsewhere.
+    tokens.read(win.start, static_cast<size_t>(win.length), xb);
+    tokens.read(win.start + static_cast<size_t>(win.first_scored) + 1,
+                static_cast<size_t>(win.length - win.first_scored), yb + win.first_scored);
+    std::fill(yb, yb + win.first_scored, -1);
+    std::fill(xb + win.length, xb + T, 0);
+    std::fill(yb + win.length, yb + T, -1);
     scored += win.length - win.first_scored;
   }
   return scored;

@@ -1,5 +1,7 @@
 // Token streams for training and evaluation.
 //  - split_tokens: train/validation split (validation is the tail of the text).
+//  - TokenView: the tokens of one split, in memory (a span) or in a prepared data directory
+//    (data/prepared_data.h); what the samplers read from.
 //  - BatchSampler: random training windows, reproducible and resumable.
 //  - eval_windows / fill_eval_batch: a deterministic pass over a whole token array for
 //    `potop eval` (loss, perplexity, bits per character).
@@ -15,6 +17,9 @@
 
 namespace potop {
 
+class PreparedData;
+enum class DataSplit;
+
 struct TokenSplit {
   std::vector<int> train, val;
 };
@@ -26,13 +31,43 @@ struct TokenSplit {
 // (e.g. the data file) when a split is too short.
 TokenSplit split_tokens(std::span<const int> tokens, double val_fraction, int block_size, std::string_view source);
 
+// A borrowed, read-only sequence of token ids: an in-memory array, or one split of a prepared
+// data directory (memory-mapped shards). Cheap to copy; what it views must outlive it (and a
+// PreparedData must not move while viewed).
+class TokenView {
+ public:
+  TokenView() = default;
+  TokenView(std::span<const int> tokens) : memory_(tokens), size_(tokens.size()) {}
+  TokenView(const std::vector<int>& tokens) : TokenView(std::span<const int>(tokens)) {}
+  TokenView(const PreparedData& data, DataSplit split);
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool in_memory() const { return data_ == nullptr; }
+  // The tokens themselves when in memory (empty for prepared data).
+  std::span<const int> memory() const { return memory_; }
+
+  // Copies tokens [begin, begin + n) into out; begin + n <= size() (POTOP_CHECK). Prepared data
+  // may throw potop::Error (a shard that changed or holds an id out of range).
+  void read(size_t begin, size_t n, int* out) const;
+
+ private:
+  std::span<const int> memory_;
+  const PreparedData* data_ = nullptr;
+  DataSplit split_{};
+  size_t size_ = 0;
+};
+
 // Draws B windows of T + 1 consecutive tokens at uniformly random starts in [0, n - T - 1]:
 // x[b] = tokens[s .. s + T), y[b] = tokens[s + 1 .. s + T + 1). The tokens are borrowed and
-// must outlive the sampler. The same seed (or restored state) gives the same batches.
+// must outlive the sampler. The same seed (or restored state) gives the same batches, and the
+// same tokens give the same batches whether in memory or prepared: one generator draw per row.
+// Windows of prepared data may span shard and document boundaries, like the text's.
 class BatchSampler {
  public:
-  // Requires B >= 1, T >= 1 and tokens.size() >= T + 1 (POTOP_CHECK: split_tokens guarantees it).
-  BatchSampler(std::span<const int> tokens, int B, int T, uint64_t seed);
+  // Requires B >= 1, T >= 1 and tokens.size() >= T + 1 (POTOP_CHECK: split_tokens and
+  // check_block_size guarantee it).
+  BatchSampler(TokenView tokens, int B, int T, uint64_t seed);
 
   // x (B, T), y (B, T).
   void next(int* x, int* y);
@@ -45,9 +80,10 @@ class BatchSampler {
   int seq_len() const { return T_; }
 
  private:
-  std::span<const int> tokens_;
+  TokenView tokens_;
   int B_, T_;
   Rng rng_;
+  std::vector<int> window_;  // T + 1 tokens read from prepared data
 };
 
 // One window of a sequential evaluation pass over n tokens:
@@ -73,7 +109,7 @@ std::vector<EvalWindow> eval_windows(size_t n_tokens, int T, int stride = 0);
 // Fills x (B, T) and y (B, T) from windows[first .. first + B). y is -1 wherever a position
 // is not scored: context positions, padding after a short window, and whole rows past the
 // last window (their x is 0). Returns the number of scored targets in the batch.
-int fill_eval_batch(int* x, int* y, std::span<const int> tokens, std::span<const EvalWindow> windows, size_t first,
-                    int B, int T);
+int fill_eval_batch(int* x, int* y, TokenView tokens, std::span<const EvalWindow> windows, size_t first, int B,
+                    int T);
 
 }  // namespace potop

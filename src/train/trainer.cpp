@@ -13,7 +13,9 @@
 #include "core/profile.h"
 #include "core/threads.h"
 #include "data/dataset.h"
+#include "data/prepared_data.h"
 #include "data/text_file.h"
+#include "data/token_corpus.h"
 #include "kernels/gemm.h"
 #include "model/gpt.h"
 #include "tokenizer/char_tokenizer.h"
@@ -33,7 +35,7 @@ namespace {
 // Mean loss over `iters` batches drawn with a fixed seed, so every evaluation of a run scores
 // the same windows and the curve shows the model changing, not the sample. nullopt when stop()
 // turned true before the last batch.
-std::optional<float> estimate_loss(BatchParallel& model, std::span<const int> tokens, int B, int T, int iters,
+std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B, int T, int iters,
                                    uint64_t seed, std::vector<int>& x, std::vector<int>& y,
                                    const std::function<bool()>& stop) {
   BatchSampler sampler(tokens, B, T, seed);
@@ -115,7 +117,8 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   profile::enable(options.profile);
   const fs::path out = options.out;
 
-  // Data: text -> code points -> ids -> train/val split. A resumed run keeps its vocabulary.
+  // Data: text -> code points -> ids -> train/val split, or prepared data. A resumed run keeps
+  // its vocabulary.
   const bool data_given = std::find(control.given.begin(), control.given.end(), "data") != control.given.end();
   if (resuming && !data_given && !fs::exists(options.data))
     throw Error("--resume " + resume_dir.string() + ": the training text " + options.data +
@@ -123,43 +126,77 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   if (resuming && (!requested.tokenizer.empty() || !requested.init_from.empty()))
     throw Error(std::string(requested.tokenizer.empty() ? "--init-from" : "--tokenizer") +
                 " starts a new run; a resumed run keeps its model and tokenizer");
-  const std::string text_utf8 = read_utf8_text(options.data);
-  const std::u32string text = utf8_decode(text_utf8, options.data);
-  const uint64_t data_hash = hash_training_text(text);
-  // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, or one token
-  // per character of the text.
+  // --data is a text file (read and encoded here, in memory) or a data directory written by
+  // potop prepare (memory-mapped shards, already encoded and split).
+  std::optional<PreparedData> prepared;
+  std::string text_utf8;
+  std::u32string text;
+  uint64_t data_hash = 0;
+  if (is_data_directory(options.data)) {
+    prepared.emplace(PreparedData::open(options.data));
+    data_hash = prepared->content_hash();
+    // Its split was made by potop prepare: a different --val-fraction cannot apply.
+    const double f = prepared->manifest().val_fraction;
+    const bool fraction_given =
+        std::find(control.given.begin(), control.given.end(), "val-fraction") != control.given.end();
+    if (fraction_given && requested.val_fraction != f)
+      throw Error("--val-fraction " + nlohmann::json(requested.val_fraction).dump() + ": " + options.data +
+                  " was split by potop prepare (val_fraction " + nlohmann::json(f).dump() +
+                  "); prepare it again with that --val-fraction, or leave the flag out");
+    options.val_fraction = f;
+  } else {
+    text_utf8 = read_utf8_text(options.data);
+    text = utf8_decode(text_utf8, options.data);
+    data_hash = hash_training_text(text);
+  }
+  // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, the prepared
+  // data's, or one token per character of the text. Prepared ids must be of that tokenizer.
   std::unique_ptr<Tokenizer> tokenizer;
   std::optional<LoadedModel> base;  // --init-from
   if (resuming) {
-    if (data_hash != state.data_hash && !control.allow_data_change)
-      throw Error("--data " + options.data + ": differs from the text the run in " + out.string() +
-                  " was trained on (hash " + hash_hex(data_hash) + ", the checkpoint has " + hash_hex(state.data_hash) +
-                  " from " + state.options.value("data", std::string("?")) +
-                  "); pass --allow-data-change to continue on this text");
     tokenizer = load_tokenizer_dir(out);
     if (tokenizer->hash() != state.vocab_hash) {
       const fs::path file = fs::exists(out / "vocab.json") ? out / "vocab.json" : out;
       throw Error(file.string() + ": does not match the vocabulary of " + state_file->path() + " (hash " +
                   hash_hex(tokenizer->hash()) + " vs " + hash_hex(state.vocab_hash) + ")");
     }
+    if (prepared) check_tokenizer(*prepared, *tokenizer, "the tokenizer of the run in " + out.string());
+    if (data_hash != state.data_hash && !control.allow_data_change)
+      throw Error("--data " + options.data + ": differs from the " + (prepared ? "data" : "text") + " the run in " +
+                  out.string() + " was trained on (hash " + hash_hex(data_hash) + ", the checkpoint has " +
+                  hash_hex(state.data_hash) + " from " + state.options.value("data", std::string("?")) +
+                  "); pass --allow-data-change to continue on this " + (prepared ? "data" : "text"));
   } else if (!options.init_from.empty()) {
     base.emplace(load_model_dir(options.init_from));
     options.model = fine_tuned_config(base->config, options.model, control.given, options.init_from);
     tokenizer = std::move(base->tokenizer);
+    if (prepared) check_tokenizer(*prepared, *tokenizer, "the tokenizer of --init-from " + options.init_from);
   } else if (!options.tokenizer.empty()) {
     tokenizer = load_tokenizer_dir(options.tokenizer);
+    if (prepared) check_tokenizer(*prepared, *tokenizer, "--tokenizer " + options.tokenizer);
+  } else if (prepared) {
+    const fs::path dir = fs::path(options.data) / kTokenizerDir;
+    tokenizer = load_tokenizer_dir(dir);
+    check_tokenizer(*prepared, *tokenizer, "its copy in " + dir.string());
   } else {
     tokenizer = std::make_unique<CharTokenizer>(CharTokenizer::from_text(text));
   }
-  // Characters the vocabulary lacks are all counted first, so that refusing them names them all.
   UnknownReport unknown;
-  const Unknown policy = options.unknown == Unknown::kError ? Unknown::kSkip : options.unknown;
-  const std::vector<int> tokens = tokenizer->encode(text_utf8, options.data, policy, &unknown);
-  if (unknown.count > 0 && options.unknown == Unknown::kError)
-    throw Error(options.data + ": " + unknown.describe() + ", which the model never saw in training; pass --unknown "
-                "skip or --unknown replace to train on the rest");
-  const TokenSplit split = split_tokens(tokens, options.val_fraction, options.model.block_size, options.data);
-  const bool has_val = !split.val.empty();
+  TokenCorpus corpus;
+  if (prepared) {
+    check_block_size(*prepared, options.model.block_size);
+    corpus = TokenCorpus::prepared(std::move(*prepared));
+  } else {
+    // Characters the vocabulary lacks are all counted first, so that refusing them names them all.
+    const Unknown policy = options.unknown == Unknown::kError ? Unknown::kSkip : options.unknown;
+    const std::vector<int> tokens = tokenizer->encode(text_utf8, options.data, policy, &unknown);
+    if (unknown.count > 0 && options.unknown == Unknown::kError)
+      throw Error(options.data + ": " + unknown.describe() + ", which the model never saw in training; pass --unknown "
+                  "skip or --unknown replace to train on the rest");
+    corpus = TokenCorpus::in_memory(split_tokens(tokens, options.val_fraction, options.model.block_size, options.data));
+  }
+  const TokenView train_tokens = corpus.train(), val_tokens = corpus.val();
+  const bool has_val = !val_tokens.empty();
   ensure_writable_directory(out);
   const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : model_files_in(out);
   if (!previous.empty() && !control.force) {
@@ -198,7 +235,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   parallel.zero_grad();
   AdamW optimizer(model.parameters().layout(), {options.lr, options.beta1, options.beta2, 1e-8f, options.weight_decay});
   const std::vector<TensorGroup> optimizer_state{{"adamw.m.", &optimizer.m()}, {"adamw.v.", &optimizer.v()}};
-  BatchSampler sampler(split.train, B, T, hash64(options.seed, 1));
+  BatchSampler sampler(train_tokens, B, T, hash64(options.seed, 1));
   if (resuming) {
     load_train_state_tensors(*state_file, model.parameters(), optimizer_state);
     optimizer.set_steps_taken(state.adam_steps);
@@ -206,9 +243,19 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     state_file.reset();  // the tensors are copied; free the file's bytes
   }
 
-  std::fprintf(log, "data: %s: %zu characters, %s tokenizer, vocabulary %d, train %zu / val %zu tokens\n",
-               options.data.c_str(), text.size(), tokenizer->kind().c_str(), tokenizer->size(), split.train.size(),
-               split.val.size());
+  if (const PreparedData* data = corpus.prepared_data()) {
+    const DataManifest& m = data->manifest();
+    std::fprintf(log, "data: %s (prepared): %llu characters in %llu file%s, %s tokenizer, vocabulary %d, train %zu / val %zu tokens\n",
+                 options.data.c_str(), static_cast<unsigned long long>(m.characters),
+                 static_cast<unsigned long long>(m.documents), m.documents == 1 ? "" : "s", tokenizer->kind().c_str(),
+                 tokenizer->size(), train_tokens.size(), val_tokens.size());
+  } else {
+    std::fprintf(log, "data: %s: %zu characters, %s tokenizer, vocabulary %d, train %zu / val %zu tokens\n",
+                 options.data.c_str(), text.size(), tokenizer->kind().c_str(), tokenizer->size(), train_tokens.size(),
+                 val_tokens.size());
+  }
+  text = std::u32string();  // the ids are what training reads
+  text_utf8 = std::string();
   if (base) std::fprintf(log, "fine-tuning from %s\n", base->choice.c_str());
   std::fprintf(log, "model: %d layers, %d heads, %d wide, block %d, %s-LN, %s, %s positions: %zu parameters\n",
                config.n_layer, config.n_head, config.n_embd, config.block_size, to_string(config.norm).c_str(),
@@ -253,10 +300,10 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     });
   };
   job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
-    const std::optional<float> train_loss = estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y, stop);
+    const std::optional<float> train_loss = estimate_loss(parallel, train_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
     if (!train_loss) return std::nullopt;
     if (!has_val) return Evaluation{*train_loss, std::numeric_limits<float>::quiet_NaN()};
-    const std::optional<float> val_loss = estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y, stop);
+    const std::optional<float> val_loss = estimate_loss(parallel, val_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
     if (!val_loss) return std::nullopt;
     return Evaluation{*train_loss, *val_loss};
   };
