@@ -41,18 +41,18 @@ template <class F>
 void split_line(std::string_view line, F&& f) {
   if (line.empty()) return;
   UErrorCode status = U_ZERO_ERROR;
-  UText text = UTEXT_INITIALIZER;
-  utext_openUTF8(&text, line.data(), static_cast<int64_t>(line.size()), &status);
+  // The UText holds a buffer ICU allocates; closed however the loop ends (f may throw).
+  struct ClosedText {
+    UText text = UTEXT_INITIALIZER;
+    ~ClosedText() { utext_close(&text); }
+  } closed;
+  utext_openUTF8(&closed.text, line.data(), static_cast<int64_t>(line.size()), &status);
   UBreakIterator* breaker = word_breaker();
-  ubrk_setUText(breaker, &text, &status);
-  if (U_FAILURE(status)) {
-    utext_close(&text);
-    throw Error(std::string("ICU cannot split a line into words: ") + u_errorName(status));
-  }
+  ubrk_setUText(breaker, &closed.text, &status);
+  if (U_FAILURE(status)) throw Error(std::string("ICU cannot split a line into words: ") + u_errorName(status));
   int32_t start = ubrk_first(breaker);
   for (int32_t end = ubrk_next(breaker); end != UBRK_DONE; start = end, end = ubrk_next(breaker))
     f(line.substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
-  utext_close(&text);
 }
 
 struct CaseMapCloser {
