@@ -78,11 +78,11 @@ Run add_eval(CLI::App& app) {
     if (unknown.count > 0)
       std::fprintf(stderr, "note: %s: %s %s (--unknown)\n", a->data.c_str(), unknown.describe().c_str(),
                    a->unknown == Unknown::kSkip ? "left out" : "replaced");
-    // Bits per character, the unit every tokenizer shares: the scored tokens' characters are
-    // counted from their text (a token that is part of a character's bytes counts its lead byte).
+    // Bits per character, the unit every tokenizer shares: each scored token counts the
+    // characters of its text (Tokenizer::char_count; a byte token counts 1 for a character's
+    // first byte, 0 for the others).
     std::vector<int> characters(static_cast<size_t>(m.tokenizer->size()));
-    for (int id = 0; id < m.tokenizer->size(); ++id)
-      for (const char c : m.tokenizer->decode_one(id)) characters[size_t(id)] += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    for (int id = 0; id < m.tokenizer->size(); ++id) characters[size_t(id)] = m.tokenizer->char_count(id);
     std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
     BatchParallel parallel(*m.model, std::min(get_threads(), B));
     size_t first = 0;
