@@ -61,13 +61,28 @@ class ProgressLine {
 
   void update(const PrepareProgress& p, bool last = false) {
     const auto now = Clock::now();
-    if (phase_ != p.phase) {
+    if (phase_ != p.phase) {  // the previous pass is done: its last line says how long it took
+      if (!phase_.empty()) print(previous_, true, now);
       finish();
       phase_ = p.phase;
       phase_start_ = last_ = now;
     }
+    previous_ = p;
+    previous_.phase = phase_.c_str();
     if (!last && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.25 : 5.0)) return;
     last_ = now;
+    print(p, last, now);
+  }
+  void finish() {
+    if (open_) std::fputc('\n', out_);
+    open_ = false;
+  }
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void print(const PrepareProgress& p, bool last, Clock::time_point now) {
     const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const double rate = elapsed > 0 ? static_cast<double>(p.bytes_done) / elapsed : 0;
     const double left = p.bytes_total > p.bytes_done ? static_cast<double>(p.bytes_total - p.bytes_done) : 0;
@@ -82,17 +97,11 @@ class ProgressLine {
     std::fflush(out_);
     open_ = tty_;
   }
-  void finish() {
-    if (open_) std::fputc('\n', out_);
-    open_ = false;
-  }
-  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
- private:
-  using Clock = std::chrono::steady_clock;
   std::FILE* out_;
   bool tty_, open_ = false;
   std::string phase_;
+  PrepareProgress previous_;  // the last update of the pass under way
   Clock::time_point start_, phase_start_, last_;
 };
 
