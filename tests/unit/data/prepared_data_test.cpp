@@ -21,8 +21,10 @@
 #include "data/prepared_data.h"
 #include "data/shard_writer.h"
 #include "data/token_corpus.h"
+#include "support/multilingual.h"
 #include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/train_tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace potop {
@@ -211,6 +213,35 @@ TEST(Prepare, ParallelEncodeEqualsSerial) {
       EXPECT_EQ(read_all(d, DataSplit::kTrain), split.train) << threads << " threads, chunks of " << chunk;
       EXPECT_EQ(read_all(d, DataSplit::kVal), split.val) << threads << " threads, chunks of " << chunk;
     }
+  }
+  apply_threads_flag(threads_before);
+  fs::remove_all(dir);
+}
+
+// The same for every kind of tokenizer: chunks end at line ends, so a parallel encode equals a
+// serial one only if no kind's token spans a newline, and encode must be safe to call from
+// several threads at once (SentencePiece's word cache is shared).
+TEST(Prepare, ParallelEncodeEqualsSerialForEveryKind) {
+  const fs::path dir = temp_dir("prepare_parallel_kinds");
+  const std::string text = testing::multilingual_text(200000) + "\n\n  indented line\n\n\nlast";
+  write_file(dir / "corpus.txt", text);
+  const int threads_before = get_threads();
+  for (const TokenizerKind kind : {TokenizerKind::kByte, TokenizerKind::kWord, TokenizerKind::kBpe, TokenizerKind::kUnigram}) {
+    TokenizerTrainOptions train;
+    train.kind = kind;
+    if (kind == TokenizerKind::kBpe || kind == TokenizerKind::kUnigram) train.vocab_size = 1000;
+    const std::unique_ptr<Tokenizer> tok = train_tokenizer(text, "corpus.txt", train);
+    const std::vector<int> serial = tok->encode(text);
+    apply_threads_flag(2);
+    PrepareOptions o = options_for(dir / "corpus.txt", dir / "out");
+    o.chunk_bytes = 4096;  // many chunks per thread
+    o.force = true;
+    prepare_data(o, tok.get());
+    const PreparedData d = PreparedData::open(dir / "out");
+    std::vector<int> all = read_all(d, DataSplit::kTrain);
+    const std::vector<int> val = read_all(d, DataSplit::kVal);
+    all.insert(all.end(), val.begin(), val.end());
+    EXPECT_EQ(all, serial) << tok->kind();
   }
   apply_threads_flag(threads_before);
   fs::remove_all(dir);
