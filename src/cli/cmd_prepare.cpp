@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/stop_signals.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/threads.h"
@@ -26,16 +27,6 @@ volatile sig_atomic_t g_prepare_stop = 0;
 // SA_RESETHAND makes a second one end the process at once.
 extern "C" void on_prepare_stop(int signo) { g_prepare_stop = signo; }
 
-void install_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_prepare_stop;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  // A file-size limit (ulimit -f) makes a write fail with a message instead of killing us.
-  signal(SIGXFSZ, SIG_IGN);
-}
 
 std::string megabytes(double bytes) {
   char buf[32];
@@ -143,7 +134,9 @@ Run add_prepare(CLI::App& app) {
     o.out = a->out;
     apply_threads_flag(a->threads);
     const std::unique_ptr<Tokenizer> tokenizer = a->tokenizer.empty() ? nullptr : load_tokenizer_dir(a->tokenizer);
-    install_handlers();
+    install_stop_handlers(on_prepare_stop);
+    // A file-size limit (ulimit -f) makes a write fail with a message instead of killing us.
+    signal(SIGXFSZ, SIG_IGN);
     ProgressLine line(stderr);
     PrepareProgress last;
     const PrepareResult r = prepare_data(

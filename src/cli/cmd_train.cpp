@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "train/trainer.h"
@@ -26,15 +27,6 @@ extern "C" void on_stop_signal(int signo) {
   g_stop_signal = signo;
   static const char msg[] = "\npotop: stopping: finishing this step (or dropping the evaluation under way) and saving a checkpoint; again to quit at once\n";
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-}
-
-void install_stop_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
 }
 
 }  // namespace
@@ -67,7 +59,7 @@ Run add_train(CLI::App& app) {
       for (const std::string& name : apply_config_file(*options, *config, given))
         if (std::find(given.begin(), given.end(), name) == given.end()) given.push_back(name);
     }
-    install_stop_handlers();
+    install_stop_handlers(on_stop_signal);
     control->stop_requested = [](int) { return g_stop_signal != 0; };
     const TrainResult r = train(*options, stderr, *control);
     if (*json) {

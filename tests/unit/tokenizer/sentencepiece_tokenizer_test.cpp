@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/multilingual.h"
+#include "support/round_trip.h"
 #include "support/testing.h"
 #include "tokenizer/train_tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -42,14 +43,7 @@ TEST_P(SentencePiece, RoundTripsTrainingAndUnseenText) {
   for (const std::string& text : {testing::multilingual_text(20000, 7), unseen, std::string("\n\n x \n"),
                                   std::string("Zażółć gęślą jaźń"), std::string("Съешь же ещё"),
                                   std::string("鬱龘齉"), std::string("🧑🏿‍🔬🏳️‍🌈"), std::string()}) {
-    const std::vector<int> ids = tok.encode(text);
-    EXPECT_EQ(tok.decode(ids), text);
-    std::string streamed;
-    long chars = 0;
-    for (const int id : ids) streamed += tok.decode_one(id), chars += tok.char_count(id);
-    EXPECT_EQ(streamed, text);
-    EXPECT_EQ(chars, static_cast<long>(utf8_decode(text, "t").size()));
-    EXPECT_TRUE(tok.can_encode(text));
+    testing::expect_exact_round_trip(tok, text);
   }
   // Characters it never saw go through byte fallback: 鬱 is 3 byte pieces.
   EXPECT_EQ(tok.encode("鬱"), (std::vector<int>{4 + 0xE9, 4 + 0xAC, 4 + 0xB1}));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/multilingual.h"
+#include "support/round_trip.h"
 #include "support/testing.h"
 #include "tokenizer/utf8.h"
 
@@ -39,13 +40,7 @@ TEST(WordTokenizer, SplitsOnWordBoundaries) {
 TEST(WordTokenizer, RoundTripsKnownWords) {
   const std::string text = testing::multilingual_text(30000);
   const WordTokenizer tok = WordTokenizer::train(text, "t", {});
-  const std::vector<int> ids = tok.encode(text);
-  EXPECT_EQ(tok.decode(ids), text);
-  long chars = 0;
-  std::string streamed;
-  for (const int id : ids) chars += tok.char_count(id), streamed += tok.decode_one(id);
-  EXPECT_EQ(streamed, text);
-  EXPECT_EQ(chars, static_cast<long>(utf8_decode(text, "t").size()));
+  testing::expect_exact_round_trip(tok, text);
 }
 
 TEST(WordTokenizer, LosesUnknownWords) {
