@@ -38,10 +38,8 @@ struct TokenizerArgs {
   Unknown unknown = Unknown::kError;
 };
 
-// Writes the tokenizer into --out as a whole or not at all: it is built in a sibling directory
-// and renamed into place, so an interrupted or failed run leaves the old --out as it was. Like
-// `potop train`, an --out that holds files is replaced only with --force.
-// Refuses an --out it may not replace; called before any work, so that the refusal is quick.
+// Refuses an --out it may not replace: like `potop train`, an --out that holds files is
+// replaced only with --force. Called before any work too, so that the refusal is quick.
 void check_out_dir(const std::string& out_flag, bool force) {
   const fs::path out = out_flag;
   std::error_code ec;
@@ -51,6 +49,8 @@ void check_out_dir(const std::string& out_flag, bool force) {
     throw Error("--out " + out_flag + ": already exists and is not empty; replace it with --force, or choose another --out");
 }
 
+// Writes the tokenizer into --out as a whole or not at all: it is built in a sibling directory
+// and renamed into place, so an interrupted or failed run leaves the old --out as it was.
 void write_out_dir(const Tokenizer& tokenizer, const std::string& out_flag, bool force) {
   check_out_dir(out_flag, force);
   fs::path out = fs::path(out_flag).lexically_normal();
