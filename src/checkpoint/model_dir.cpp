@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/hash.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop {
 
@@ -148,8 +149,9 @@ ModelFiles read_model_files(const fs::path& dir) {
   if (!tokenizer_kind.is_string()) throw Error(config_path.string() + ": \"tokenizer\" must be a string");
   out.tokenizer = load_tokenizer(dir, tokenizer_kind.get<std::string>());
   if (out.tokenizer->size() != out.config.vocab_size)
-    throw Error((dir / "vocab.json").string() + ": holds " + std::to_string(out.tokenizer->size()) +
-                " characters but config.json says vocab_size " + std::to_string(out.config.vocab_size));
+    throw Error(tokenizer_file_in(dir, out.tokenizer->kind()).string() + ": holds " +
+                std::to_string(out.tokenizer->size()) + " tokens but config.json says vocab_size " +
+                std::to_string(out.config.vocab_size));
   return out;
 }
 
@@ -167,7 +169,8 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
   const SafetensorsFile file(out.weights);
   const std::string hash = read_vocab_hash(file);
   if (!hash.empty() && hash != hash_hex(out.tokenizer->hash()))
-    throw Error(out.weights.string() + ": was trained with a different vocabulary than " + (dir / "vocab.json").string());
+    throw Error(out.weights.string() + ": was trained with a different vocabulary than " +
+                tokenizer_file_in(dir, out.tokenizer->kind()).string());
   load_checked(out, file);
   return out;
 }

@@ -172,7 +172,7 @@ uint64_t CharTokenizer::hash() const {
 
 nlohmann::json CharTokenizer::to_json() const { return {{"kind", kind()}, {"vocab", vocab_json()}}; }
 
-void CharTokenizer::save_files(const std::filesystem::path& dir) const { save(dir / "vocab.json"); }
+void CharTokenizer::save_files(const std::filesystem::path& dir) const { save(dir / tokenizer_file(kind())); }
 
 nlohmann::json CharTokenizer::vocab_json() const {
   nlohmann::json j = nlohmann::json::array();

@@ -396,7 +396,7 @@ uint64_t SentencePieceTokenizer::hash() const { return fnv1a64(model_); }
 nlohmann::json SentencePieceTokenizer::to_json() const { return {{"kind", kind_}, {"model", base64_encode(model_)}}; }
 
 void SentencePieceTokenizer::save_files(const std::filesystem::path& dir) const {
-  write_file_atomic(dir / "tokenizer.model", model_);
+  write_file_atomic(dir / tokenizer_file(kind()), model_);
   std::string vocab;
   for (int id = 0; id < size(); ++id) {
     char score[32];

@@ -70,15 +70,31 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
   throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: " + kKnownKinds + ")");
 }
 
+std::string tokenizer_file(std::string_view kind) {
+  if (kind == "char") return "vocab.json";
+  if (kind == "word") return "words.json";
+  if (kind == "bpe" || kind == "unigram") return "tokenizer.model";
+  return "";
+}
+
+std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind) {
+  const std::string file = tokenizer_file(kind);
+  return file.empty() ? dir : dir / file;
+}
+
+std::vector<std::string> all_tokenizer_files() {
+  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab"};
+}
+
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
-  if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(dir / "vocab.json"));
+  const std::filesystem::path file = tokenizer_file_in(dir, kind);
+  if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
-  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(dir / "words.json"));
+  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
   if (kind == "bpe" || kind == "unigram") {
-    auto t = SentencePieceTokenizer::load(dir / "tokenizer.model");
+    auto t = SentencePieceTokenizer::load(file);
     if (t->kind() != kind)
-      throw Error((dir / "tokenizer.model").string() + ": a " + t->kind() + " model, but the directory says " +
-                  std::string(kind));
+      throw Error(file.string() + ": a " + t->kind() + " model, but the directory says " + std::string(kind));
     return t;
   }
   throw Error(dir.string() + ": unknown tokenizer kind '" + std::string(kind) + "' (this potop knows: " + kKnownKinds +
@@ -110,7 +126,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir) 
     if (!kind->is_string()) throw Error(path.string() + ": the tokenizer kind is not a string");
     return load_tokenizer(dir, kind->get<std::string>());
   }
-  if (fs::exists(dir / "vocab.json", ec)) return load_tokenizer(dir, "char");
+  if (fs::exists(dir / tokenizer_file("char"), ec)) return load_tokenizer(dir, "char");
   throw Error(dir.string() + ": not a tokenizer directory (no tokenizer.json, config.json or vocab.json)");
 }
 

@@ -118,6 +118,15 @@ class Tokenizer {
 
 // Rebuilds a tokenizer from to_json()'s object; errors name `source`.
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source);
+// The file of kind `kind` that save_files writes and load_tokenizer reads: "vocab.json" (char),
+// "words.json" (word), "tokenizer.model" (bpe, unigram); empty for byte, which has none.
+std::string tokenizer_file(std::string_view kind);
+// dir / tokenizer_file(kind), or dir itself for byte: what an error about it names.
+std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind);
+// Every file any kind's save_files may write (bpe and unigram add "tokenizer.vocab", for people):
+// what a model directory holds for its tokenizer.
+std::vector<std::string> all_tokenizer_files();
+
 // The tokenizer of kind `kind` saved in a model directory by Tokenizer::save_files. Errors name
 // the file and what is missing or wrong.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind);

@@ -271,7 +271,7 @@ void WordTokenizer::save_files(const std::filesystem::path& dir) const {
   for (size_t i = 0; i < tokens_.size(); ++i)
     out += nlohmann::json(tokens_[i]).dump() + (i + 1 < tokens_.size() ? ",\n" : "\n");
   out += "]}\n";
-  write_file_atomic(dir / "words.json", out);
+  write_file_atomic(dir / tokenizer_file(kind()), out);
 }
 
 }  // namespace potop

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "core/file_io.h"
 #include "core/profile.h"
 #include "core/threads.h"
+#include "tokenizer/tokenizer.h"
 #include "train/progress.h"
 
 namespace potop {
@@ -180,13 +182,15 @@ void truncate_metrics(const fs::path& metrics, int step, bool eval_pending) {
 int remove_stale_temporaries(const fs::path& dir) {
   std::error_code ec;
   int removed = 0;
+  const std::vector<std::string> tokenizer_files = all_tokenizer_files();
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     const size_t tmp = name.rfind(".tmp-");
     if (tmp == std::string::npos) continue;
     const std::string base = name.substr(0, tmp), pid_text = name.substr(tmp + 5);
-    const bool ours = base == "config.json" || base == "vocab.json" || base == "metrics.jsonl" ||
-                      base == "latest.safetensors" || base == "best.safetensors" || base == kResumeFile ||
+    const bool ours = base == "config.json" || base == "metrics.jsonl" || base == "latest.safetensors" ||
+                      base == "best.safetensors" || base == kResumeFile ||
+                      std::find(tokenizer_files.begin(), tokenizer_files.end(), base) != tokenizer_files.end() ||
                       (base.starts_with("step-") && base.ends_with(".safetensors"));
     long pid = 0;
     const auto [end, perr] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);

@@ -56,9 +56,9 @@ std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B
 std::vector<fs::path> model_files_in(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
-  for (const char* name : {"config.json", "vocab.json", "words.json", "tokenizer.model", "tokenizer.vocab",
-                           "metrics.jsonl", "latest.safetensors", "best.safetensors",
-                           kResumeFile})
+  std::vector<std::string> names = all_tokenizer_files();
+  names.insert(names.end(), {"config.json", "metrics.jsonl", "latest.safetensors", "best.safetensors", kResumeFile});
+  for (const std::string& name : names)
     if (fs::exists(dir / name, ec)) found.push_back(dir / name);
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -156,8 +156,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   if (resuming) {
     tokenizer = load_tokenizer_dir(out);
     if (tokenizer->hash() != state.vocab_hash) {
-      const fs::path file = fs::exists(out / "vocab.json") ? out / "vocab.json" : out;
-      throw Error(file.string() + ": does not match the vocabulary of " + state_file->path() + " (hash " +
+      throw Error(tokenizer_file_in(out, tokenizer->kind()).string() + ": does not match the vocabulary of " + state_file->path() + " (hash " +
                   hash_hex(tokenizer->hash()) + " vs " + hash_hex(state.vocab_hash) + ")");
     }
     if (prepared) check_tokenizer(*prepared, *tokenizer, "the tokenizer of the run in " + out.string());
