@@ -8,8 +8,10 @@ What it does, in one run:
      independent multiply-add chains of the widest FMA the CPU has, AVX-512 where it has it, and
      the clock, to give the peak per cycle too), before and after the rest; the higher counts.
   2. Gives PyTorch its best set-up: for each configuration and thread count it tries the variants
-     below for a few steps and keeps the fastest (OpenBLAS core type: as detected, or forced to
-     Haswell; AdamW: for-loop or foreach).
+     below for a few steps and keeps the fastest (OpenBLAS core type: as OpenBLAS detects it, as
+     the environment sets it, or forced to Haswell, or to SkylakeX on a CPU with AVX-512; AdamW:
+     for-loop or foreach). --quick uses the first: OpenBLAS's own detection, as a user's machine
+     without OPENBLAS_CORETYPE has it (this project's machines set OPENBLAS_CORETYPE=Haswell).
   3. Trains each configuration (small: 4 layers, 4 heads, 128 wide, block 64, batch 12; mid: 6,
      6, 384, block 256, batch 16) with potop and with PyTorch, alternating, each measurement in a
      fresh process (so peak RSS is its own), on the same tokens (the Potop corpus when
@@ -54,8 +56,12 @@ CONFIGS = {
     "mid": {"n_layer": 6, "n_head": 6, "n_embd": 384, "block": 256, "batch": 16},
 }
 GENERATE = {"n_layer": 6, "n_head": 6, "n_embd": 384, "block": 512}
-# PyTorch set-ups tried: (environment, extra flags)
-TORCH_VARIANTS = [({}, []), ({}, ["--foreach"]), ({"OPENBLAS_CORETYPE": "Haswell"}, ["--foreach"])]
+# PyTorch set-ups tried: (environment, extra flags); None removes the variable from the environment.
+AS_DETECTED = {"OPENBLAS_CORETYPE": None}
+TORCH_VARIANTS = [(AS_DETECTED, []), (AS_DETECTED, ["--foreach"]), ({}, ["--foreach"]),
+                  ({"OPENBLAS_CORETYPE": "Haswell"}, ["--foreach"])]
+if "avx512f" in open("/proc/cpuinfo").read():
+    TORCH_VARIANTS.append(({"OPENBLAS_CORETYPE": "SkylakeX"}, ["--foreach"]))
 
 
 def log(msg: str) -> None:
@@ -94,7 +100,11 @@ def wait_quiet() -> None:
 
 def run_json(cmd: list[str], env: dict | None = None) -> dict:
     full_env = dict(os.environ)
-    full_env.update(env or {})
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+        else:
+            full_env[name] = value
     wait_quiet()
     out = subprocess.run(cmd, capture_output=True, text=True, env=full_env)
     if out.returncode != 0:

@@ -1,6 +1,6 @@
 // sgemm through the configured BLAS (POTOP_BLAS): oneDNN's dnnl_sgemm, OpenBLAS's cblas_sgemm,
-// or, by default, both, each GEMM going to the one that is faster for its size. Both are
-// row-major here and both run on the OpenMP runtime our own kernels use.
+// or, by default, both, each GEMM going to the one that is faster for its size on this CPU. Both
+// are row-major here and both run on the OpenMP runtime our own kernels use.
 #include "kernels/gemm.h"
 
 #include <algorithm>
@@ -27,6 +27,18 @@ namespace {
 // (GEMMs of 3·10⁸ multiply-adds and up, +7%), OpenBLAS on every run of the 128-wide one (10⁷
 // and below, +10%; oneDNN's small Aᵀ·B products, the weight gradients, were slow).
 constexpr double kDnnlMinMultiplyAdds = 1 << 27;
+
+// On a CPU with AVX-512, oneDNN takes every size but matrix-vector products: its JIT kernels use
+// the 512-bit units whatever the environment says, while OpenBLAS 0.3.21 runs the kernels
+// OPENBLAS_CORETYPE names, and the machines of this project set it to Haswell (AVX2). Measured on
+// the Zen 5 machine (busy, so ranges; docs/performance.md): the small model's GEMM set ran at
+// 55-66 GFLOP/s through oneDNN, 48-59 through OpenBLAS's own AVX-512 choice (the variable unset),
+// 25-34 through its Haswell kernels; a 1-thread training step of the small model took 43-77 ms
+// instead of 84-109.
+bool dnnl_for_every_size() {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+}
 #endif
 
 #if POTOP_BLAS_DNNL
@@ -84,7 +96,8 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
     return;
   }
 #if POTOP_BLAS_DNNL && POTOP_BLAS_OPENBLAS
-  if (static_cast<double>(M) * N * K >= kDnnlMinMultiplyAdds) {
+  const bool matrix_vector = M == 1 || N == 1;  // OpenBLAS's sgemv streams the matrix once
+  if ((dnnl_for_every_size() && !matrix_vector) || static_cast<double>(M) * N * K >= kDnnlMinMultiplyAdds) {
     dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   } else {
     openblas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -109,7 +122,11 @@ const char* blas_name() {
     const dnnl_version_t* v = dnnl_version();
     const std::string dnnl =
         "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-    s = s.empty() ? dnnl : dnnl + " for GEMMs of 2^27+ multiply-adds, else " + s;
+    if (s.empty()) s = dnnl;
+#if POTOP_BLAS_OPENBLAS
+    else if (dnnl_for_every_size()) s = dnnl + " for every GEMM (AVX-512), matrix-vector products " + s;
+    else s = dnnl + " for GEMMs of 2^27+ multiply-adds, else " + s;
+#endif
 #endif
     return s;
   }();
