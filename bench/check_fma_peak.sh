@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `potop_bench peak` measures with the widest FMA this CPU has (the ISA /proc/cpuinfo lists),
-# reports a positive peak and clock, and refuses an unknown --isa. Not a timing test: no
-# figure is compared with a threshold, since the machine may be busy.
+# reports a positive peak and clock, and refuses an unknown --isa; the GEMM ceiling and the read
+# bandwidth come out positive. Not a timing test: no figure is compared with a threshold, since
+# the machine may be busy.
 #   bash bench/check_fma_peak.sh build/release/bench/potop_bench
 set -euo pipefail
 bench=$1
@@ -37,4 +38,13 @@ import json, sys
 r = json.loads(sys.argv[1])
 rows, gflops = r["rows"], r["gflops"]
 if rows != 6 * 64 or not gflops > 0: sys.exit(f"gemm ceiling: rows {rows}, gflops {gflops}")
+' "$out"
+
+# The read bandwidth behind generation's "% bw": a positive figure (not a timing test).
+out=$("$bench" bandwidth --threads 1 --seconds 0.1)
+echo "$out"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+if not r["gbs"] > 0: sys.exit(f"read bandwidth: {r}")
 ' "$out"

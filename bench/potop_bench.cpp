@@ -6,6 +6,7 @@
 //   potop_bench gemm     --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2
 //                        (what BLAS does on the model's GEMM shapes: gemm_ceiling.cpp)
 //   potop_bench peak     --threads 2 [--isa avx2]  (the FMA peak with the widest FMA, or the one named: fma_peak.cpp)
+//   potop_bench bandwidth --threads 2  (memory read bandwidth, the bound of batch-1 decoding: bandwidth.cpp)
 //
 // train --profile also prints the per-kernel time table (core/profile.h) on stderr.
 //
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "core/profile.h"
+#include "bandwidth.h"
 #include "fma_peak.h"
 #include "gemm_ceiling.h"
 #include "core/rng.h"
@@ -54,7 +56,7 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: potop_bench train|generate|gemm|peak [--flag value]...\n");
+    std::fprintf(stderr, "usage: potop_bench train|generate|gemm|peak|bandwidth [--flag value]...\n");
     std::exit(2);
   }
   a.mode = argv[1];
@@ -218,8 +220,14 @@ int generate(const Args& a) {
   if (a.profile) profile::print(stderr);
   std::printf("{");
   print_common(a, model);
-  std::printf("\"kv_cache\": %s, \"new_tokens\": %d, \"seconds\": %.4f, \"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f}\n",
-              a.kv_cache ? "true" : "false", n, t1 - t0, n / (t1 - t0), peak_rss_mib());
+  // Bytes a token reads at least: every weight once (of the position table, one row), and with a
+  // cache the keys and values of every earlier position, on average over the n tokens.
+  const GPTConfig& c = model.config();
+  const double weight_bytes = 4.0 * (double(model.num_parameters()) - double(c.block_size - 1) * c.n_embd);
+  const double cache_bytes = a.kv_cache ? 4.0 * 2 * c.n_layer * c.n_embd * (n + 1) / 2.0 : 0.0;
+  std::printf("\"kv_cache\": %s, \"new_tokens\": %d, \"seconds\": %.4f, \"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, "
+              "\"weight_bytes\": %.0f, \"cache_bytes_per_token\": %.0f}\n",
+              a.kv_cache ? "true" : "false", n, t1 - t0, n / (t1 - t0), peak_rss_mib(), weight_bytes, cache_bytes);
   return 0;
 }
 
@@ -252,6 +260,11 @@ int main(int argc, char** argv) {
     std::printf("{\"impl\": \"fma-peak\", \"threads\": %d, \"gflops\": %.2f, \"isa\": \"%s\", \"lanes\": %d, "
                 "\"ghz\": %.3f, \"flops_per_cycle\": %.1f}\n",
                 a.threads, p.gflops, p.isa, p.lanes, p.ghz, p.flops_per_cycle);
+    return 0;
+  }
+  if (a.mode == "bandwidth") {
+    std::printf("{\"impl\": \"read-bandwidth\", \"threads\": %d, \"gbs\": %.2f}\n", a.threads,
+                measure_read_bandwidth_gbs(a.threads, std::size_t(1) << 29, a.seconds));
     return 0;
   }
   std::fprintf(stderr, "potop_bench: unknown mode %s\n", a.mode.c_str());

@@ -22,7 +22,9 @@ What it does, in one run:
      ratios and targets are the median over rounds of these paired ratios, which this VM's drift
      in speed (10-30% over minutes) moves much less than a ratio of two separate medians.
   4. Generates 500 tokens at batch 1 from a mid-sized model (6, 6, 384, block 512), with and
-     without a KV cache, potop and PyTorch alternating.
+     without a KV cache, potop and PyTorch alternating, and puts the cached decode next to the
+     memory-bandwidth bound (`potop_bench bandwidth`: a STREAM-like read of 512 MiB, measured in
+     this run; a token reads every weight and the cached keys and values at least once).
 Then prints the tables, the potop/PyTorch ratios and the issue's targets, and writes all raw
 results to --json.
 
@@ -185,6 +187,14 @@ def main() -> int:
     for t in threads:
         peak(t)
 
+    def bandwidth(t: int) -> None:
+        r = run_json([args.bench, "bandwidth", "--threads", str(t)])
+        results.setdefault("bandwidth_gbs", {}).setdefault(str(t), []).append(r["gbs"])
+
+    if not args.no_generate:
+        for t in threads:
+            bandwidth(t)
+
     def steps_for(name: str) -> tuple[int, int]:
         if args.steps:
             return args.steps, 2
@@ -248,6 +258,8 @@ def main() -> int:
 
     for t in threads:
         peak(t)
+        if not args.no_generate:
+            bandwidth(t)
     results["load_average_end"] = os.getloadavg()[0]
     results["load_average_start"] = load
     results["quiet"] = {"max_busy": QUIET["max_busy"], "waited_s": QUIET["waited"], "busy_before_each": QUIET["busy"]}
@@ -329,7 +341,8 @@ def report(results: dict, threads: list[int]) -> None:
     if results["generate"]:
         print()
         print("Generation: 500 new tokens at batch 1, mid-sized model (6 layers, 384 wide, block 512)")
-        hdr = f"{'thr':>3s} {'KV cache':8s} {'potop tok/s':>14s} {'PyTorch tok/s':>16s} {'ratio':>6s}  (paired ratio per round)"
+        hdr = (f"{'thr':>3s} {'KV cache':8s} {'potop tok/s':>14s} {'PyTorch tok/s':>16s} {'ratio':>6s} {'% bw':>6s}"
+               "  (paired ratio per round)")
         print(hdr)
         print("-" * len(hdr))
         for key, cell in results["generate"].items():
@@ -339,11 +352,26 @@ def report(results: dict, threads: list[int]) -> None:
             sp = spread([r["tokens_per_s"] for r in cell["potop"]])
             ratio, per_round = paired_ratio(cell)
             rounds = ", ".join(f"{x:.2f}" for x in per_round)
+            # % bw: potop's tokens/s over the memory-bandwidth bound, the read bandwidth measured in
+            # this run (best at this thread count) over the bytes a token reads at least (weights,
+            # and the cache's keys and values). Only meaningful with the cache: without it a token
+            # recomputes the whole context and is compute-bound.
+            gbs = max(results.get("bandwidth_gbs", {}).get(t, [0]))
+            bw = ""
+            if kv == "kv" and gbs > 0:
+                r0 = cell["potop"][0]
+                bound = gbs * 1e9 / (r0["weight_bytes"] + r0["cache_bytes_per_token"])
+                bw = f"{100 * p / bound:5.0f}%"
             print(f"{int(t):3d} {'yes' if kv == 'kv' else 'no':8s} {p:9.1f} ±{100 * sp:2.0f}% {q:16.1f} {ratio:5.2f}x"
-                  f"  [{rounds}]")
+                  f" {bw:>6s}  [{rounds}]")
             if kv == "kv" and int(t) == max(threads):
                 targets.append((f"generation mid, batch 1, KV cache, {t} threads: >= 3x PyTorch", ratio >= 3.0,
                                 f"{ratio:.2f}x"))
+    if results.get("bandwidth_gbs"):
+        print("% bw: tokens/s over the memory-bandwidth bound, read bandwidth measured in this run: " + ", ".join(
+            f"{t} thread{'s' if int(t) > 1 else ''} {max(v):.1f} GB/s" for t, v in sorted(results["bandwidth_gbs"].items()))
+            + "; bytes per token: every weight once plus the cached keys and values (over 100% where the weights"
+            " stay in cache)")
     if targets:
         print()
         print("Targets")
