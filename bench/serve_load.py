@@ -92,9 +92,13 @@ def load(port, clients, seconds, max_tokens):
             "tokens_per_s": sum(r[3] for r in ok) / wall}
 
 
-def single_stream(potop, model, threads):
-    out = subprocess.run([potop, "sample", "--model", model, "--prompt", PROMPT, "--tokens", "3000", "--threads",
-                          str(threads), "--json", "--seed", "1"], capture_output=True, text=True, check=True)
+def single_stream(potop, model, threads, max_tokens):
+    """tokens/s of `potop sample` doing the clients' work, one completion after another: the same
+    prompt, max_tokens each (model loading excluded)."""
+    samples = max(10, 3000 // max_tokens)
+    out = subprocess.run([potop, "sample", "--model", model, "--prompt", PROMPT, "--tokens", str(max_tokens),
+                          "--num-samples", str(samples), "--threads", str(threads), "--json", "--seed", "1"],
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["tokens_per_s"]
 
 
@@ -181,8 +185,8 @@ def main():
     ap.add_argument("--soak", type=float, default=0)
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()[0]:.2f} (other work on the machine slows every figure)")
-    single = single_stream(args.potop, args.model, 1)
-    print(f"single stream, potop sample --threads 1: {single:.0f} tokens/s")
+    single = single_stream(args.potop, args.model, 1, args.max_tokens)
+    print(f"single stream, potop sample --threads 1, {args.max_tokens} tokens per sample: {single:.0f} tokens/s")
     proc, port = start_server(args.potop, args.model, args.slots, 64, args.threads)
     try:
         streamed(port, {"prompt": PROMPT, "max_tokens": 8})  # warm up
