@@ -34,6 +34,22 @@ start_server() {
 start_server serve.log --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000 --timeout 60
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" main; then ok "API checks (main server)"; else fail "API checks (main server)"; fi
 
+# README's curl examples, as written but for the port.
+ROOT=$(cd "$HERE/../.." && pwd)
+examples=$(sed -n '/^### Serve it/,/^## /p' "$ROOT/README.md" | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' |
+  sed "s/127.0.0.1:8080/127.0.0.1:$PORT/g")
+if [ -z "$examples" ]; then fail "README has no curl examples under '### Serve it'"
+else
+  # the stop strings and prompt need a model that knows "Pan Kmicic ": this one is lowercase only
+  examples=${examples//Pan Kmicic /pan kmicic }
+  bash -c "set -euo pipefail; $examples" >readme.out 2>readme.err || fail "README curl examples: $(cat readme.err)"
+  if grep -q '"object":"text_completion"' readme.out && grep -q '^data: \[DONE\]' readme.out; then
+    ok "README curl examples (plain and streaming)"
+  else
+    fail "README curl examples gave: $(head -c 300 readme.out)"
+  fi
+fi
+
 kill -TERM "$SERVER_PID"
 rc=0
 wait "$SERVER_PID" || rc=$?
