@@ -32,13 +32,18 @@ void Metrics::generation(long prompt_tokens, long generated_tokens, double secon
   ++generations_;
   cancelled_ += cancelled;
   timed_out_ += timed_out;
-  recent_.emplace_back(std::chrono::steady_clock::now(), generated_tokens);
+  const auto now = std::chrono::steady_clock::now();
+  recent_.emplace_back(now, generated_tokens);
+  prune(now);  // also here, or a server nobody scrapes would keep every generation
+}
+
+void Metrics::prune(std::chrono::steady_clock::time_point now) {
+  while (!recent_.empty() && now - recent_.front().first > kWindow) recent_.pop_front();
 }
 
 std::string Metrics::prometheus(int waiting, int busy, int slots) {
   std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  while (!recent_.empty() && now - recent_.front().first > kWindow) recent_.pop_front();
+  prune(std::chrono::steady_clock::now());
   long recent_tokens = 0;
   for (const auto& [when, tokens] : recent_) recent_tokens += tokens;
 

@@ -20,6 +20,8 @@ class Metrics {
   std::string prometheus(int waiting, int busy, int slots);
 
  private:
+  void prune(std::chrono::steady_clock::time_point now);  // drops what is older than the window; mutex_ held
+
   std::mutex mutex_;
   std::map<std::pair<std::string, int>, long> requests_;
   long prompt_tokens_ = 0, generated_tokens_ = 0, generations_ = 0, cancelled_ = 0, timed_out_ = 0;
