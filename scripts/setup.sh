@@ -20,6 +20,9 @@ packages=(
   python3 python3-torch python3-numpy
   # the default corpus on machines without ../shared/data/potop.txt
   fortunes-pl
+  # potop serve: HTTP (cpp-httplib); its browser test (chromium driven by playwright-core from
+  # npm, tests/browser) and load benchmark (wrk)
+  libcpp-httplib-dev chromium nodejs npm wrk
 )
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
@@ -33,3 +36,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# playwright-core for the studio's browser test: the version pinned in tests/browser/package-lock.json
+# (it drives Debian's chromium; no browser is downloaded).
+(cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)

@@ -18,17 +18,30 @@ std::string num(float v) {
 
 }  // namespace
 
-void validate(const SamplingOptions& o, int vocab_size) {
+std::optional<SamplingProblem> find_problem(const SamplingOptions& o) {
   if (!std::isfinite(o.temperature) || o.temperature < 0)
-    throw Error("--temperature must be a finite number >= 0 (got " + num(o.temperature) + ")");
-  if (o.top_k < 0) throw Error("--top-k must be >= 0 (got " + std::to_string(o.top_k) + "); 0 disables it");
-  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error("--top-p must be in (0, 1] (got " + num(o.top_p) + ")");
-  if (!(o.min_p >= 0 && o.min_p < 1)) throw Error("--min-p must be in [0, 1) (got " + num(o.min_p) + "); 0 disables it");
+    return SamplingProblem{"temperature", "must be a finite number >= 0 (got " + num(o.temperature) + ")"};
+  if (o.top_k < 0) return SamplingProblem{"top_k", "must be >= 0 (got " + std::to_string(o.top_k) + "); 0 disables it"};
+  if (!(o.top_p > 0 && o.top_p <= 1)) return SamplingProblem{"top_p", "must be in (0, 1] (got " + num(o.top_p) + ")"};
+  if (!(o.min_p >= 0 && o.min_p < 1))
+    return SamplingProblem{"min_p", "must be in [0, 1) (got " + num(o.min_p) + "); 0 disables it"};
   if (!(std::isfinite(o.repeat_penalty) && o.repeat_penalty > 0))
-    throw Error("--repeat-penalty must be a positive number (got " + num(o.repeat_penalty) + "); 1 disables it");
+    return SamplingProblem{"repeat_penalty",
+                           "must be a positive number (got " + num(o.repeat_penalty) + "); 1 disables it"};
   if (!std::isfinite(o.presence_penalty))
-    throw Error("--presence-penalty must be a finite number (got " + num(o.presence_penalty) + "); 0 disables it");
-  if (o.repeat_last_n < 0) throw Error("--repeat-last-n must be >= 0 (got " + std::to_string(o.repeat_last_n) + ")");
+    return SamplingProblem{"presence_penalty",
+                           "must be a finite number (got " + num(o.presence_penalty) + "); 0 disables it"};
+  if (o.repeat_last_n < 0)
+    return SamplingProblem{"repeat_last_n", "must be >= 0 (got " + std::to_string(o.repeat_last_n) + ")"};
+  return std::nullopt;
+}
+
+void validate(const SamplingOptions& o, int vocab_size) {
+  if (auto p = find_problem(o)) {
+    std::string flag = p->field;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    throw Error("--" + flag + " " + p->message);
+  }
   (void)vocab_size;
 }
 

@@ -7,7 +7,9 @@
 //      whose probability is below min_p times the likeliest one's), and one draw.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/rng.h"
@@ -23,6 +25,14 @@ struct SamplingOptions {
   float presence_penalty = 0.0f;  // 0 = off
   int repeat_last_n = 64;       // how many recent tokens the penalties look at
 };
+
+// The first option out of range: its field's name as in the struct ("top_k") and what is wrong
+// ("must be >= 0 (got -1); 0 disables it"); nullopt when every option is fine. The server names
+// the JSON field, the command line the flag.
+struct SamplingProblem {
+  std::string field, message;
+};
+std::optional<SamplingProblem> find_problem(const SamplingOptions& options);
 
 // Throws potop::Error naming the flag (--temperature, --top-k, --top-p, --min-p, ...) when out of range.
 void validate(const SamplingOptions& options, int vocab_size);

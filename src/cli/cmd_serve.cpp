@@ -1,0 +1,106 @@
+// `potop serve`: an OpenAI-compatible HTTP API and the web studio for one trained model
+// (src/serve; docs/serve.md). Stops cleanly on SIGINT or SIGTERM.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "cli/stop_signals.h"
+#include "core/error.h"
+#include "core/threads.h"
+#include "serve/server.h"
+
+namespace potop::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+struct ServeArgs {
+  ModelArgs model;
+  serve::ServeOptions options;
+  double max_body_kib = 1024;
+};
+
+void check(bool ok, const std::string& message) {
+  if (!ok) throw Error(message);
+}
+
+}  // namespace
+
+Run add_serve(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("serve", "serve a trained model over HTTP: an OpenAI-style API and a web studio");
+  auto a = std::make_shared<ServeArgs>();
+  serve::ServeOptions& o = a->options;
+  serve::Limits& l = o.limits;
+  add_model_options(cmd, a->model);
+  cmd->add_option("--host", o.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", o.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
+  cmd->add_option("--slots", o.slots, "generations that run at once, each with its own model replica and KV cache; "
+                                      "--threads are shared among them")
+      ->capture_default_str();
+  cmd->add_option("--queue", o.queue, "requests that may wait for a free slot; more are refused with 503")
+      ->capture_default_str();
+  cmd->add_option("--max-body-kib", a->max_body_kib, "largest request body accepted (413 beyond)")->capture_default_str();
+  cmd->add_option("--max-tokens", l.max_tokens, "most tokens one completion may ask for")->capture_default_str();
+  cmd->add_option("--default-max-tokens", l.default_max_tokens, "tokens generated when a request gives no max_tokens")
+      ->capture_default_str();
+  cmd->add_option("--max-prompt-tokens", l.max_prompt_tokens, "longest prompt accepted, in tokens")->capture_default_str();
+  cmd->add_option("--timeout", l.timeout_s, "seconds a request may take, waiting included; a generation still running "
+                                            "then ends with what it has")
+      ->capture_default_str();
+  cmd->add_option("--max-logprobs", l.max_logprobs, "most alternatives per token a request may ask for")
+      ->capture_default_str();
+  cmd->add_option("--max-attention-tokens", l.max_attention_tokens, "longest text /v1/attention takes, in tokens")
+      ->capture_default_str();
+  return [a]() {
+    serve::ServeOptions& o = a->options;
+    serve::Limits& l = o.limits;
+    check(o.port >= 0 && o.port <= 65535, "--port must be between 0 and 65535 (got " + std::to_string(o.port) + ")");
+    check(o.slots >= 1 && o.slots <= 256, "--slots must be between 1 and 256 (got " + std::to_string(o.slots) + ")");
+    check(o.queue >= 0 && o.queue <= 4096, "--queue must be between 0 and 4096 (got " + std::to_string(o.queue) + ")");
+    check(a->max_body_kib >= 1 && a->max_body_kib <= 1 << 20, "--max-body-kib must be between 1 and 1048576");
+    check(l.max_tokens >= 1, "--max-tokens must be >= 1 (got " + std::to_string(l.max_tokens) + ")");
+    check(l.default_max_tokens >= 0 && l.default_max_tokens <= l.max_tokens,
+          "--default-max-tokens must be between 0 and --max-tokens (got " + std::to_string(l.default_max_tokens) + ")");
+    check(l.max_prompt_tokens >= 1, "--max-prompt-tokens must be >= 1 (got " + std::to_string(l.max_prompt_tokens) + ")");
+    check(l.timeout_s > 0 && l.timeout_s <= 86400, "--timeout must be between 0 and 86400 seconds");
+    check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
+    check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
+    l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
+    LoadedModel m = load_model(a->model);
+    announce(m);
+    // --threads is the whole server's: each slot gets its share.
+    o.threads_per_slot = std::max(1, get_threads() / o.slots);
+
+    serve::Server server(m, o);
+    std::signal(SIGPIPE, SIG_IGN);  // a client that left is a failed write, never the end of the server
+    install_stop_handlers(on_stop_signal);
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+      while (!done && !g_stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      server.stop();
+    });
+    try {
+      server.run([&](int port) {
+        std::fprintf(stderr, "serve: listening on http://%s:%d (%d slots × %d threads, queue %d)\n", o.host.c_str(),
+                     port, o.slots, o.threads_per_slot, o.queue);
+      });
+    } catch (...) {
+      done = true;
+      watcher.join();
+      throw;
+    }
+    done = true;
+    watcher.join();
+    if (g_stop_signal) std::fprintf(stderr, "serve: stopped by signal %d\n", static_cast<int>(g_stop_signal));
+    return 0;
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,28 @@
+// A client's mistake in a request: the HTTP status it earns and the OpenAI-style error body
+// {"error": {"message", "type", "param"}} that names the field. The server answers it and goes
+// on; only our own bugs may become a 500.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace potop::serve {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string type, std::string param, const std::string& message)
+      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)) {}
+  // 400 invalid_request_error naming `param`.
+  static ApiError invalid(std::string param, const std::string& message) {
+    return ApiError(400, "invalid_request_error", std::move(param), message);
+  }
+
+  nlohmann::json body() const {
+    return {{"error", {{"message", what()}, {"type", type}, {"param", param.empty() ? nlohmann::json() : nlohmann::json(param)}}}};
+  }
+
+  int status;
+  std::string type, param;
+};
+
+}  // namespace potop::serve

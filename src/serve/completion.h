@@ -1,0 +1,58 @@
+// One completion on one model slot: encodes the prompt, generates with the request's sampling
+// options and seed (generate/generator.h: its own KV cache), holds back possible stop strings
+// (generate/stop_strings.h), and scores tokens with log-probs when asked. The HTTP layer only
+// turns what this reports into JSON or server-sent events.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/gpt.h"
+#include "serve/completion_request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace potop::serve {
+
+// One token with its log-probability under the model (log-softmax of the raw logits: before
+// penalties, temperature or truncation, so that scores do not depend on sampling options).
+struct TokenScore {
+  std::string text;
+  std::optional<float> logprob;  // none for the first prompt token: nothing predicts it
+  std::vector<std::pair<std::string, float>> top;  // the likeliest alternatives, best first
+  long text_offset = 0;  // characters (code points) from the start of the prompt
+};
+
+// What may be sent now: the text shown so far held back for stop strings, and the scores of the
+// tokens it came from (empty without logprobs).
+struct CompletionChunk {
+  std::string text;
+  std::vector<TokenScore> scores;
+};
+
+struct CompletionResult {
+  std::string text;           // the returned text (the prompt first with echo)
+  std::string finish_reason;  // "stop" (a stop string) or "length" (max_tokens, the context, the time limit)
+  int prompt_tokens = 0, completion_tokens = 0;
+  std::vector<TokenScore> scores;  // with logprobs: the prompt's (with echo), then each generated token's
+  uint64_t seed = 0;
+  bool cancelled = false;  // on_chunk returned false: the client left
+  bool timed_out = false;
+};
+
+// The prompt's ids, checked against limits and the model: ApiError (400, param "prompt") when
+// it holds a character the tokenizer cannot encode or is too long.
+std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
+                               int block_size);
+
+// Runs the request. on_chunk (optional) is called with the echoed prompt (with echo) and then
+// once per generated token; returning false cancels the generation. Generation also ends at
+// `deadline` (finish_reason "length", timed_out).
+CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+                          const std::vector<int>& prompt_ids, uint64_t seed,
+                          std::chrono::steady_clock::time_point deadline,
+                          const std::function<bool(const CompletionChunk&)>& on_chunk = {});
+
+}  // namespace potop::serve

@@ -1,0 +1,37 @@
+// POST /v1/completions: the request body, parsed and checked. Field names and meanings follow
+// OpenAI's legacy completions API and llama.cpp's server:
+//   prompt (string, required), max_tokens (alias n_predict), temperature, top_k, top_p, min_p,
+//   repeat_penalty, presence_penalty, repeat_last_n, stop (string or array of strings), seed,
+//   logprobs (0..limit: alternatives per token), echo, stream.
+// Unknown fields are ignored, as OpenAI's clients send fields a server may not know ("model",
+// "user", ...). Fields whose request potop cannot honour are refused: n or best_of above 1, a
+// non-empty logit_bias or suffix, a non-zero frequency_penalty. Every mistake is an ApiError
+// (400) naming the field.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "generate/sampler.h"
+#include "serve/limits.h"
+
+namespace potop::serve {
+
+struct CompletionRequest {
+  std::string prompt;
+  int max_tokens = 16;
+  SamplingOptions sampling;
+  std::vector<std::string> stop;
+  std::optional<uint64_t> seed;  // none: the server picks one (and reports it)
+  int logprobs = -1;             // -1: no log-probs; k >= 0: each token's, with k alternatives
+  bool echo = false;             // return the prompt too, with its log-probs
+  bool stream = false;
+};
+
+// Parses a request body (JSON). Throws ApiError for malformed JSON, a wrong type, a value out of
+// range or beyond `limits`.
+CompletionRequest parse_completion_request(std::string_view body, const Limits& limits);
+
+}  // namespace potop::serve

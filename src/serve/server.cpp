@@ -1,0 +1,309 @@
+#include "serve/server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <random>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "serve/api_error.h"
+#include "serve/completion.h"
+#include "serve/metrics.h"
+#include "serve/slot_pool.h"
+#include "serve/web_assets.h"
+
+namespace potop::serve {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Generated text may hold stray bytes (a byte token alone): they become U+FFFD, never an exception.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  if (e.status == 503) res.set_header("Retry-After", "1");
+  res.set_content(dump(e.body()), "application/json");
+}
+
+// OpenAI's legacy logprobs object for a run of scored tokens.
+json logprobs_json(const std::vector<TokenScore>& scores) {
+  json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+  for (const TokenScore& s : scores) {
+    tokens.push_back(s.text);
+    token_logprobs.push_back(s.logprob ? json(*s.logprob) : json());
+    if (s.logprob) {
+      json alternatives = json::object();
+      for (const auto& [text, lp] : s.top) alternatives.emplace(text, lp);  // the likelier of equal texts wins
+      top.push_back(alternatives);
+    } else {
+      top.push_back(nullptr);
+    }
+    offsets.push_back(s.text_offset);
+  }
+  return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
+const char* mime_type(std::string_view name) {
+  if (name.ends_with(".html")) return "text/html; charset=utf-8";
+  if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
+  if (name.ends_with(".css")) return "text/css; charset=utf-8";
+  if (name.ends_with(".svg")) return "image/svg+xml";
+  return "application/octet-stream";
+}
+
+uint64_t random_seed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(LoadedModel& m, const ServeOptions& o)
+      : model(m), options(o), pool(*m.model, o.slots, o.queue), created(std::time(nullptr)) {
+    name = m.weights.parent_path().filename().string();
+    if (name.empty()) name = m.weights.stem().string();
+  }
+
+  void routes();
+  void completions(const httplib::Request& req, httplib::Response& res);
+  void attention(const httplib::Request& req, httplib::Response& res);
+  json completion_object(const std::string& id, const std::string& text, const json& logprobs,
+                         const json& finish_reason) const {
+    return {{"id", id}, {"object", "text_completion"}, {"created", std::time(nullptr)}, {"model", name},
+            {"choices", json::array({{{"text", text}, {"index", 0}, {"logprobs", logprobs},
+                                      {"finish_reason", finish_reason}}})}};
+  }
+
+  LoadedModel& model;
+  ServeOptions options;
+  SlotPool pool;
+  Metrics metrics;
+  httplib::Server http;
+  std::string name;
+  std::time_t created;
+  std::atomic<long> next_id{1};
+};
+
+void Server::Impl::routes() {
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump({{"status", "ok"}, {"slots", pool.size()}, {"slots_busy", pool.busy()},
+                          {"queue_length", pool.waiting()}}),
+                    "application/json");
+  });
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.prometheus(pool.waiting(), pool.busy(), pool.size()), "text/plain; version=0.0.4");
+  });
+  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    const GPTConfig& c = model.config;
+    const json meta = {{"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
+                       {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"tokenizer", model.tokenizer->kind()},
+                       {"parameters", model.model->num_parameters()}, {"checkpoint", model.weights.string()}};
+    res.set_content(dump({{"object", "list"},
+                          {"data", json::array({{{"id", name}, {"object", "model"}, {"created", created},
+                                                 {"owned_by", "potop"}, {"meta", meta}}})}}),
+                    "application/json");
+  });
+  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completions(req, res); });
+  http.Get("/v1/attention", [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); });
+  http.Post("/v1/attention", [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); });
+  http.Get(R"(/([A-Za-z0-9_.-]*))", [](const httplib::Request& req, httplib::Response& res) {
+    std::string file = req.matches[1];
+    if (file.empty()) file = "index.html";
+    for (const WebAsset& a : web_assets())
+      if (a.name == file) return res.set_content(std::string(a.data), mime_type(a.name));
+    send_error(res, ApiError(404, "not_found", "", "no such page: /" + file));
+  });
+
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413)
+      send_error(res, ApiError(413, "invalid_request_error", "", "the request body is too large"));
+    else if (res.status == 404 || res.status == 405)
+      send_error(res, ApiError(404, "not_found", "", "no such endpoint: " + req.method + " " + req.path));
+    else if (res.status >= 400)
+      send_error(res, ApiError(res.status, "invalid_request_error", "", "bad request"));
+  });
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+    std::string what = "unknown";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    res.status = 500;
+    res.set_content(dump({{"error", {{"message", "internal error: " + what}, {"type", "server_error"}, {"param", nullptr}}}}),
+                    "application/json");
+  });
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { metrics.request(req.path, res.status); });
+}
+
+void Server::Impl::completions(const httplib::Request& req, httplib::Response& res) {
+  // State shared with the content provider, which httplib calls after this handler returns.
+  struct Job {
+    CompletionRequest request;
+    std::vector<int> ids;
+    uint64_t seed = 0;
+    Clock::time_point start, deadline;
+    std::unique_ptr<SlotPool::Lease> lease;
+    std::string id;
+  };
+  auto job = std::make_shared<Job>();
+  try {
+    job->request = parse_completion_request(req.body, options.limits);
+    job->ids = encode_prompt(*model.tokenizer, job->request, options.limits, model.config.block_size);
+    job->seed = job->request.seed.value_or(random_seed());
+    job->start = Clock::now();
+    job->deadline = job->start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(options.limits.timeout_s));
+    job->lease = pool.acquire(job->deadline);
+  } catch (const ApiError& e) {
+    return send_error(res, e);
+  }
+  job->id = "cmpl-" + std::to_string(next_id++);
+
+  // Runs the generation inside the response, so that a failed write (the client left) cancels it.
+  auto run = [this, job](httplib::DataSink& sink, bool stream) {
+    set_threads(options.threads_per_slot);
+    const CompletionRequest& r = job->request;
+    auto last_write = Clock::now();
+    auto on_chunk = [&](const CompletionChunk& chunk) {
+      if (stream) {
+        const json lp = r.logprobs >= 0 ? logprobs_json(chunk.scores) : json();
+        const std::string event = "data: " + dump(completion_object(job->id, chunk.text, lp, nullptr)) + "\n\n";
+        return sink.write(event.data(), event.size());
+      }
+      // A JSON body may begin with whitespace: a space every half second tells whether the client is
+      // still there, without changing what it parses.
+      if (Clock::now() - last_write < std::chrono::milliseconds(500)) return true;
+      last_write = Clock::now();
+      return sink.write(" ", 1);
+    };
+    const CompletionResult out =
+        complete(job->lease->model(), *model.tokenizer, r, job->ids, job->seed, job->deadline, on_chunk);
+    const double seconds = std::chrono::duration<double>(Clock::now() - job->start).count();
+    metrics.generation(out.prompt_tokens, out.completion_tokens, seconds, out.cancelled, out.timed_out);
+    job->lease.reset();  // the slot is free as soon as the tokens are
+    if (out.cancelled) return false;
+    const json usage = {{"prompt_tokens", out.prompt_tokens}, {"completion_tokens", out.completion_tokens},
+                        {"total_tokens", out.prompt_tokens + out.completion_tokens}};
+    std::string tail;
+    if (stream) {
+      json last = completion_object(job->id, "", r.logprobs >= 0 ? logprobs_json({}) : json(), out.finish_reason);
+      last["usage"] = usage;
+      tail = "data: " + dump(last) + "\n\ndata: [DONE]\n\n";
+    } else {
+      json body = completion_object(job->id, out.text, r.logprobs >= 0 ? logprobs_json(out.scores) : json(),
+                                    out.finish_reason);
+      body["usage"] = usage;
+      body["seed"] = out.seed;
+      tail = dump(body);
+    }
+    if (!sink.write(tail.data(), tail.size())) return false;
+    sink.done();
+    return true;
+  };
+  if (job->request.stream) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", [run](size_t, httplib::DataSink& sink) { return run(sink, true); });
+  } else {
+    res.set_chunked_content_provider("application/json", [run](size_t, httplib::DataSink& sink) { return run(sink, false); });
+  }
+}
+
+void Server::Impl::attention(const httplib::Request& req, httplib::Response& res) {
+  try {
+    std::string text;
+    if (req.method == "POST") {
+      json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) throw ApiError::invalid("", "the request body must be a JSON object");
+      auto it = body.find("text");
+      if (it == body.end() || !it->is_string()) throw ApiError::invalid("text", "text must be a string");
+      text = it->get<std::string>();
+    } else {
+      if (!req.has_param("text")) throw ApiError::invalid("text", "the query parameter text is required");
+      text = req.get_param_value("text");
+    }
+    std::vector<int> ids;
+    try {
+      ids = model.tokenizer->encode(text, "text");
+    } catch (const Error& e) {
+      throw ApiError::invalid("text", e.what());
+    }
+    const GPTConfig& c = model.config;
+    const int max_tokens = std::min(c.block_size, options.limits.max_attention_tokens);
+    if (ids.empty() || static_cast<int>(ids.size()) > max_tokens)
+      throw ApiError::invalid("text", "text must hold 1 to " + std::to_string(max_tokens) + " tokens (got " +
+                                          std::to_string(ids.size()) + ")");
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(options.limits.timeout_s));
+    auto lease = pool.acquire(deadline);
+    set_threads(options.threads_per_slot);
+    GPT& gpt = lease->model();
+    const int T = static_cast<int>(ids.size());
+    gpt.forward(Batch{{1, T}, ids.data(), nullptr}, Pass{});
+    json layers = json::array();
+    for (int l = 0; l < c.n_layer; ++l) {
+      const float* att = gpt.attention(l);
+      json heads = json::array();
+      for (int h = 0; h < c.n_head; ++h) {
+        json rows = json::array();
+        for (int i = 0; i < T; ++i) {
+          json row = json::array();
+          // Keys after the query get no weight (the causal mask): rows stop at the diagonal.
+          for (int j = 0; j <= i; ++j)
+            row.push_back(std::round(att[(static_cast<size_t>(h) * T + i) * T + j] * 1e5) / 1e5);
+          rows.push_back(std::move(row));
+        }
+        heads.push_back(std::move(rows));
+      }
+      layers.push_back(std::move(heads));
+    }
+    json tokens = json::array();
+    for (int id : ids) tokens.push_back(model.tokenizer->decode_one(id));
+    res.set_content(dump({{"tokens", tokens}, {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"attention", layers}}),
+                    "application/json");
+  } catch (const ApiError& e) {
+    send_error(res, e);
+  }
+}
+
+Server::Server(LoadedModel& model, const ServeOptions& options) : impl_(std::make_unique<Impl>(model, options)) {
+  Impl& s = *impl_;
+  // Enough handler threads for every slot, every queued request, and a few more so that a
+  // refusal (503) or /metrics is answered at once while all slots are busy.
+  const int threads = options.slots + options.queue + 8;
+  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.http.set_payload_max_length(options.limits.max_body_bytes);
+  s.http.set_keep_alive_timeout(5);
+  s.routes();
+}
+
+Server::~Server() = default;
+
+void Server::run(const std::function<void(int port)>& on_ready) {
+  Impl& s = *impl_;
+  int port = s.options.port;
+  if (port == 0) {
+    port = s.http.bind_to_any_port(s.options.host);
+    if (port < 0) throw Error("--host " + s.options.host + ": cannot listen there");
+  } else if (!s.http.bind_to_port(s.options.host, port)) {
+    throw Error("--port " + std::to_string(port) + ": cannot listen on " + s.options.host + ":" + std::to_string(port) +
+                " (in use, or not an address of this machine)");
+  }
+  if (on_ready) on_ready(port);
+  s.http.listen_after_bind();
+}
+
+void Server::stop() { impl_->http.stop(); }
+
+}  // namespace potop::serve

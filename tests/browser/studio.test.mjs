@@ -1,0 +1,83 @@
+// The web studio in a real browser: Debian's chromium driven by playwright-core (no browser
+// download). usage: node studio.test.mjs BASE_URL SCREENSHOT_DIR
+// Checks that the page loads, a completion streams into the playground with coloured tokens and
+// hover alternatives, clicking a token in the attention view draws its lines, the heat map and
+// the surprisal view render; writes screenshots for the README.
+import { chromium } from "playwright-core";
+
+const [base, shots] = process.argv.slice(2);
+let failures = 0;
+function check(name, ok, detail = "") {
+  if (ok) console.log(`ok   ${name}`);
+  else { failures++; console.error(`FAIL: ${name} ${detail}`); }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.POTOP_CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(base + "/");
+  await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("layers"));
+  check("page loads and names the model", true);
+
+  // Playground: a streamed completion, token by token.
+  await page.evaluate(() => {
+    window.__batches = 0;
+    new MutationObserver(() => window.__batches++).observe(document.getElementById("output"), { childList: true });
+  });
+  await page.fill("#prompt", "pan zagłoba ");
+  await page.fill("#max_tokens", "600");
+  await page.fill("#seed", "3");
+  await page.click("#generate");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("tokens in"), null, { timeout: 30000 });
+  const status = await page.textContent("#status");
+  const spans = await page.locator("#output .tok").count();
+  const batches = await page.evaluate(() => window.__batches);
+  check("a completion streams in (600 tokens, more than one update)", spans === 600 && batches > 1, `${spans} spans, ${batches} updates, ${status}`);
+  const coloured = await page.locator("#output .tok").first().evaluate((e) => e.style.background !== "");
+  check("tokens are coloured by probability", coloured);
+  await page.fill("#max_tokens", "60");
+  await page.click("#generate");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("60 tokens in"));
+  await page.locator("#output .tok").nth(7).hover();
+  const tip = await page.textContent("#tooltip");
+  check("hover shows the alternatives with probabilities", (await page.isVisible("#tooltip")) && /%/.test(tip), tip);
+  await page.screenshot({ path: `${shots}/studio-playground.png` });
+
+  // Attention: click a token, lines are drawn to it and the tokens before it.
+  await page.click("button[data-view=attention]");
+  await page.fill("#att-text", "pan zagłoba zawołał");
+  await page.click("#att-run");
+  await page.waitForSelector("#att-lines");
+  await page.locator("#att-lines text.tok-query").nth(5).click();
+  const lines = await page.locator("#att-lines line.att-line").count();
+  const selected = await page.locator("#att-lines text.selected").textContent();
+  check("clicking a token draws its lines (6: itself and the 5 before it)", lines === 6 && selected === "a", `${lines} lines, selected ${selected}`);
+  const total = await page.locator("#att-lines line.att-line").evaluateAll((ls) => ls.reduce((s, l) => s + Number(l.dataset.weight), 0));
+  check("the lines' weights sum to 1", Math.abs(total - 1) < 0.01, total);
+  await page.selectOption("#att-head", "0");
+  await page.locator("#att-lines text.tok-query").nth(12).click();
+  check("per head: lines follow the selection", (await page.locator("#att-lines line.att-line").count()) === 13);
+  await page.screenshot({ path: `${shots}/studio-attention.png` });
+  await page.selectOption("#att-mode", "heatmap");
+  const cells = await page.locator("#att-heatmap rect.cell").count();
+  check("heat map: T(T+1)/2 cells", cells === (19 * 20) / 2, cells);
+  await page.screenshot({ path: `${shots}/studio-heatmap.png` });
+
+  // Surprisal of a pasted text.
+  await page.click("button[data-view=surprisal]");
+  await page.fill("#sur-text", "pan zagłoba zawołał żywo");
+  await page.click("#sur-run");
+  await page.waitForFunction(() => document.getElementById("sur-status").textContent.includes("bits"));
+  const scored = await page.locator("#sur-output .tok").count();
+  check("surprisal: one span per character", scored === 24, scored);
+  await page.screenshot({ path: `${shots}/studio-surprisal.png` });
+  check("no script errors", errors.length === 0, errors.join("; "));
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);

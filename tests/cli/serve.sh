@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# potop serve end to end: trains a tiny model, starts the server on a free port and runs
+# tests/cli/serve_api.py against it (every endpoint, streaming, seeds, log-probs, errors, a full
+# queue, clients that leave, the time limit); then checks that SIGTERM stops it cleanly.
+POTOP=$1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$(dirname "$0")/lib.sh"
+
+make_corpus corpus.txt 1500
+"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
+  { cat train.log >&2; fail "train exited non-zero"; finish; }
+
+# start_server <log> <flags>...: starts potop serve on a free port; sets PORT and SERVER_PID.
+start_server() {
+  local log=$1
+  shift
+  : >"$log"
+  "$POTOP" serve --model model --port 0 --threads 1 "$@" 2>"$log" &
+  SERVER_PID=$!
+  PORT=
+  for _ in $(seq 1 600); do
+    PORT=$(sed -n 's|^serve: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$log")
+    [ -n "$PORT" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "potop serve did not start"
+  finish
+}
+
+# The main server: one slot and no queue, so that a second request while one runs is refused;
+# a 4 KiB body limit; a time limit long enough for every normal request.
+start_server serve.log --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000 --timeout 60
+if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" main; then ok "API checks (main server)"; else fail "API checks (main server)"; fi
+
+# README's curl examples, as written but for the port.
+ROOT=$(cd "$HERE/../.." && pwd)
+examples=$(sed -n '/^### Serve it/,/^## /p' "$ROOT/README.md" | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' |
+  sed "s/127.0.0.1:8080/127.0.0.1:$PORT/g")
+if [ -z "$examples" ]; then fail "README has no curl examples under '### Serve it'"
+else
+  # the stop strings and prompt need a model that knows "Pan Kmicic ": this one is lowercase only
+  examples=${examples//Pan Kmicic /pan kmicic }
+  bash -c "set -euo pipefail; $examples" >readme.out 2>readme.err || fail "README curl examples: $(cat readme.err)"
+  if grep -q '"object":"text_completion"' readme.out && grep -q '^data: \[DONE\]' readme.out; then
+    ok "README curl examples (plain and streaming)"
+  else
+    fail "README curl examples gave: $(head -c 300 readme.out)"
+  fi
+fi
+
+kill -TERM "$SERVER_PID"
+rc=0
+wait "$SERVER_PID" || rc=$?
+if [ "$rc" = 0 ] && grep -q "stopped by signal 15" serve.log; then ok "SIGTERM stops the server (exit 0)"; else
+  fail "SIGTERM: exit $rc; log: $(cat serve.log)"; fi
+if grep -qE 'Sanitizer|runtime error:|terminate called' serve.log; then fail "server log: $(cat serve.log)"; fi
+
+# A server with a one-second time limit: a long generation ends with what it has.
+start_server timeout.log --timeout 1 --max-tokens 1000000
+if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" timeout; then ok "time limit"; else fail "time limit"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
+# Bad flags: one line naming the flag, exit 1.
+expect_error "serve --port out of range" 1 log "--port" -- serve --model model --port 70000
+expect_error "serve --slots 0" 1 log "--slots" -- serve --model model --slots 0
+expect_error "serve on an address it cannot bind" 1 log "--port $PORT" -- serve --model model --port "$PORT" --host 256.1.1.1
+finish

@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""Checks a running `potop serve` over HTTP with the standard library only.
+
+usage: serve_api.py BASE_URL main|timeout
+  main     the server runs with --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000
+  timeout  the server runs with --timeout 1
+Prints "ok ..." per check and exits 1 if any failed.
+"""
+import http.client
+import json
+import math
+import socket
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+BASE = sys.argv[1]
+HOST, PORT = urllib.parse.urlparse(BASE).hostname, urllib.parse.urlparse(BASE).port
+failures = 0
+
+
+def check(name, condition, detail=""):
+    global failures
+    if condition:
+        print(f"ok   {name}")
+    else:
+        failures += 1
+        print(f"FAIL: {name} {detail}", file=sys.stderr)
+
+
+def request(method, path, body=None, raw=None, headers=None):
+    """(status, headers, body bytes) of one request; raw sends bytes as they are."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(BASE + path, data=data, method=method,
+                                 headers=headers or {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def complete(body):
+    status, _, data = request("POST", "/v1/completions", body)
+    return status, json.loads(data)
+
+
+def metric(name):
+    _, _, text = request("GET", "/metrics")
+    for line in text.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def wait_for(condition, seconds=20):
+    end = time.time() + seconds
+    while time.time() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def stream_events(body):
+    """The data fields of a streamed completion, in order."""
+    status, headers, data = request("POST", "/v1/completions", dict(body, stream=True))
+    assert status == 200, (status, data)
+    assert headers["Content-Type"].startswith("text/event-stream"), headers["Content-Type"]
+    text = data.decode()
+    assert text.endswith("\n\n"), text[-50:]
+    return [e[len("data: "):] for e in text.split("\n\n") if e]
+
+
+def expect_error(name, status, param, needle, body=None, raw=None, method="POST", path="/v1/completions"):
+    got, headers, data = request(method, path, body, raw)
+    try:
+        err = json.loads(data)["error"]
+        shaped = isinstance(err["message"], str) and isinstance(err["type"], str) and "param" in err
+    except (ValueError, KeyError, TypeError):
+        err, shaped = {}, False
+    check(f"{name}: {status}", got == status and shaped and err.get("param") == param and needle in err.get("message", ""),
+          f"got {got} {data[:300]!r}")
+
+
+def main_checks():
+    # --- health, models, metrics, the studio
+    status, _, data = request("GET", "/health")
+    check("GET /health", status == 200 and json.loads(data)["status"] == "ok", data)
+    status, _, data = request("GET", "/v1/models")
+    models = json.loads(data)
+    check("GET /v1/models", status == 200 and models["object"] == "list" and models["data"][0]["object"] == "model"
+          and models["data"][0]["meta"]["block_size"] == 32, data)
+    status, headers, data = request("GET", "/")
+    check("GET / is the studio", status == 200 and b"potop studio" in data and "text/html" in headers["Content-Type"])
+    status, headers, data = request("GET", "/studio.js")
+    check("GET /studio.js", status == 200 and b"v1/attention" in data and "javascript" in headers["Content-Type"])
+
+    # --- a plain completion
+    body = {"prompt": "pan zagłoba ", "max_tokens": 30, "temperature": 0.9, "seed": 5, "model": "unknown fields are ignored"}
+    status, r = complete(body)
+    choice = r["choices"][0]
+    check("completion", status == 200 and r["object"] == "text_completion" and isinstance(choice["text"], str)
+          and choice["finish_reason"] == "length" and choice["logprobs"] is None, r)
+    check("usage counts", r["usage"] == {"prompt_tokens": 12, "completion_tokens": 30, "total_tokens": 42}, r["usage"])
+    check("the seed is reported", r["seed"] == 5, r)
+    text = choice["text"]
+    check("30 characters from a char model", len(text) == 30, repr(text))
+
+    # --- seeds
+    check("same seed, same text (x3)", all(complete(body)[1]["choices"][0]["text"] == text for _ in range(3)))
+    other = complete(dict(body, seed=6))[1]["choices"][0]["text"]
+    check("another seed, another text", other != text, repr(other))
+    status, r = complete({"prompt": "pan", "max_tokens": 10})
+    check("no seed: the server picks one and says which", status == 200 and isinstance(r["seed"], int))
+    check("... and that seed reproduces the text",
+          complete({"prompt": "pan", "max_tokens": 10, "seed": r["seed"]})[1]["choices"][0]["text"] == r["choices"][0]["text"])
+    check("n_predict is max_tokens", len(complete({"prompt": "pan", "n_predict": 7, "seed": 1})[1]["choices"][0]["text"]) == 7)
+    greedy = [complete({"prompt": "pan", "max_tokens": 20, "temperature": 0, "seed": s})[1]["choices"][0]["text"] for s in (1, 2)]
+    check("temperature 0 ignores the seed", greedy[0] == greedy[1], greedy)
+
+    # --- streaming: one event per token, finish_reason on the last, then [DONE]; same text
+    events = stream_events(body)
+    check("stream ends with [DONE]", events[-1] == "[DONE]", events[-3:])
+    chunks = [json.loads(e) for e in events[:-1]]
+    check("stream: one chunk per token and a last one", len(chunks) == 31, len(chunks))
+    check("stream: finish_reason only on the last",
+          all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1]) and chunks[-1]["choices"][0]["finish_reason"] == "length")
+    check("stream: usage on the last", chunks[-1].get("usage", {}).get("completion_tokens") == 30)
+    check("stream: same text as without", "".join(c["choices"][0]["text"] for c in chunks) == text)
+
+    # --- stop strings: the text ends before the first stop; streaming holds back their prefixes
+    stop = text[8:10]
+    status, r = complete(dict(body, stop=[stop, "never-there"]))
+    cut = text[:text.find(stop)]
+    check("stop: text ends before it, finish_reason stop",
+          r["choices"][0]["text"] == cut and r["choices"][0]["finish_reason"] == "stop", (r["choices"][0], cut))
+    chunks = [json.loads(e) for e in stream_events(dict(body, stop=stop))[:-1]]
+    streamed = [c["choices"][0]["text"] for c in chunks]
+    check("stop while streaming: same text, the stop never shown", "".join(streamed) == cut, (streamed, cut))
+    check("stop while streaming: finish_reason stop", chunks[-1]["choices"][0]["finish_reason"] == "stop")
+
+    # --- log-probs in the legacy shape
+    status, r = complete(dict(body, logprobs=3))
+    lp = r["choices"][0]["logprobs"]
+    check("logprobs: legacy shape", set(lp) == {"tokens", "token_logprobs", "top_logprobs", "text_offset"}
+          and len(lp["tokens"]) == len(lp["token_logprobs"]) == len(lp["top_logprobs"]) == len(lp["text_offset"]) == 30, lp)
+    check("logprobs: tokens spell the text", "".join(lp["tokens"]) == text)
+    check("logprobs: offsets count characters from the prompt's start",
+          lp["text_offset"] == list(range(12, 42)), lp["text_offset"])
+    check("logprobs: <= 0, at most 3 alternatives each, the likeliest >= the chosen",
+          all(l <= 0 and 1 <= len(t) <= 3 and max(t.values()) >= l - 1e-6
+              for l, t in zip(lp["token_logprobs"], lp["top_logprobs"])))
+    chunks = [json.loads(e) for e in stream_events(dict(body, logprobs=2))[:-1]]
+    check("logprobs while streaming: one token each", all(len(c["choices"][0]["logprobs"]["tokens"]) == 1 for c in chunks[:-1]))
+
+    # --- echo: the prompt with its log-probs (scoring a text)
+    status, r = complete({"prompt": "pan zagłoba", "max_tokens": 0, "echo": True, "logprobs": 1})
+    lp = r["choices"][0]["logprobs"]
+    check("echo: the prompt's text", status == 200 and r["choices"][0]["text"] == "pan zagłoba", r)
+    check("echo: a log-prob per prompt token, none for the first",
+          lp["tokens"] == list("pan zagłoba") and lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None
+          and all(isinstance(x, float) and x <= 0 for x in lp["token_logprobs"][1:]), lp)
+    check("echo: offsets", lp["text_offset"] == list(range(11)), lp["text_offset"])
+    status, r = complete({"prompt": "pan", "max_tokens": 5, "echo": True, "seed": 3})
+    check("echo without logprobs: prompt + completion", r["choices"][0]["text"].startswith("pan")
+          and len(r["choices"][0]["text"]) == 8)
+
+    # --- attention weights
+    status, _, data = request("GET", "/v1/attention?" + urllib.parse.urlencode({"text": "pan zagłoba"}))
+    a = json.loads(data)
+    T = len("pan zagłoba")
+    check("attention: tokens and shape layers x heads x T x (i+1)", status == 200 and a["tokens"] == list("pan zagłoba")
+          and len(a["attention"]) == 2 and all(len(h) == 2 for h in a["attention"])
+          and all(len(h[i]) == i + 1 for layer in a["attention"] for h in layer for i in range(T)), data[:200])
+    check("attention: rows sum to 1", all(abs(sum(row) - 1) < 1e-3 for layer in a["attention"] for h in layer for row in h))
+    status, _, data = request("POST", "/v1/attention", {"text": "pan"})
+    check("attention by POST", status == 200 and len(json.loads(data)["tokens"]) == 3)
+    expect_error("attention: no text", 400, "text", "required", method="GET", path="/v1/attention")
+    expect_error("attention: text longer than the context", 400, "text", "1 to 32", method="GET",
+                 path="/v1/attention?text=" + "a" * 40)
+    expect_error("attention: unencodable text", 400, "text", "Ж", method="GET", path="/v1/attention?text=" + urllib.parse.quote("Ж"))
+
+    # --- every error class: 4xx with {"error": {message, type, param}}
+    expect_error("malformed JSON", 400, None, "not valid JSON", raw=b'{"prompt": "pan",')
+    expect_error("a JSON array body", 400, None, "JSON object", raw=b'[1]')
+    expect_error("no prompt", 400, "prompt", "required", {"max_tokens": 3})
+    expect_error("prompt of the wrong type", 400, "prompt", "must be a string", {"prompt": 3})
+    expect_error("max_tokens of the wrong type", 400, "max_tokens", "integer", {"prompt": "pan", "max_tokens": "3"})
+    expect_error("stream of the wrong type", 400, "stream", "true or false", {"prompt": "pan", "stream": "yes"})
+    expect_error("temperature out of range", 400, "temperature", ">= 0", {"prompt": "pan", "temperature": -1})
+    expect_error("top_p out of range", 400, "top_p", "(0, 1]", {"prompt": "pan", "top_p": 2})
+    expect_error("logprobs out of range", 400, "logprobs", "between 0 and 20", {"prompt": "pan", "logprobs": 50})
+    expect_error("max_tokens above the limit", 400, "max_tokens", "between 0 and 1000000", {"prompt": "pan", "max_tokens": 10**7})
+    expect_error("unencodable prompt", 400, "prompt", "Ж", {"prompt": "pan Ж"})
+    expect_error("invalid UTF-8", 400, None, "UTF-8", raw=b'{"prompt": "pan \xff"}')
+    expect_error("n > 1 refused", 400, "n", "must be 1", {"prompt": "pan", "n": 2})
+    expect_error("body over --max-body-kib", 413, None, "too large", raw=json.dumps({"prompt": "a" * 8000}).encode())
+    expect_error("unknown endpoint", 404, None, "no such", method="GET", path="/v1/nothing")
+    expect_error("unknown page", 404, None, "no such", method="GET", path="/nothing.html")
+    status, _, _ = request("GET", "/health")
+    check("still healthy after every error", status == 200)
+
+    # --- a full queue (1 slot, no queue): 503 with Retry-After; a client that leaves cancels
+    cancelled0 = metric("potop_generations_cancelled_total")
+    conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
+    conn.request("POST", "/v1/completions", json.dumps({"prompt": "pan", "max_tokens": 900000, "stream": True}),
+                 {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    first = resp.readline()
+    check("long stream started", resp.status == 200 and first.startswith(b"data: "), first)
+    check("busy slot shows in /metrics", wait_for(lambda: metric("potop_slots_busy") == 1))
+    got, headers, data = request("POST", "/v1/completions", {"prompt": "pan", "max_tokens": 3})
+    check("503 while the only slot is busy", got == 503 and headers.get("Retry-After") == "1"
+          and json.loads(data)["error"]["type"] == "server_busy", (got, data))
+    got, _, _ = request("GET", "/health")
+    check("/health answers while busy", got == 200)
+    conn.sock.shutdown(socket.SHUT_RDWR)
+    conn.close()
+    check("stream: the client leaving cancels the generation",
+          wait_for(lambda: metric("potop_generations_cancelled_total") == cancelled0 + 1 and metric("potop_slots_busy") == 0),
+          metric("potop_generations_cancelled_total"))
+
+    # the same without streaming: the client leaves while the answer is being generated
+    conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
+    conn.request("POST", "/v1/completions", json.dumps({"prompt": "pan", "max_tokens": 900000}),
+                 {"Content-Type": "application/json"})
+    check("long plain completion started", wait_for(lambda: metric("potop_slots_busy") == 1))
+    conn.sock.shutdown(socket.SHUT_RDWR)
+    conn.close()
+    check("plain: the client leaving cancels the generation",
+          wait_for(lambda: metric("potop_generations_cancelled_total") == cancelled0 + 2 and metric("potop_slots_busy") == 0),
+          metric("potop_generations_cancelled_total"))
+    status, r = complete({"prompt": "pan", "max_tokens": 5, "seed": 1})
+    check("served again once the slot is free", status == 200)
+
+    # --- metrics
+    _, headers, data = request("GET", "/metrics")
+    text = data.decode()
+    check("metrics: Prometheus text", headers["Content-Type"].startswith("text/plain") and "# TYPE potop_generated_tokens_total counter" in text)
+    for name in ("potop_requests_total{path=\"/v1/completions\",code=\"200\"}", "potop_requests_total{path=\"/v1/completions\",code=\"400\"}",
+                 "potop_requests_total{path=\"/v1/completions\",code=\"503\"}", "potop_tokens_per_second",
+                 "potop_queue_length", "potop_prompt_tokens_total"):
+        check(f"metrics: {name}", name in text)
+    check("metrics: tokens counted", metric("potop_generated_tokens_total") > 300)
+
+
+def timeout_checks():
+    start = time.time()
+    status, r = complete({"prompt": "pan", "max_tokens": 900000})
+    took = time.time() - start
+    check("time limit: the generation ends with what it has", status == 200 and r["choices"][0]["finish_reason"] == "length"
+          and 0 < r["usage"]["completion_tokens"] < 900000 and took < 30, (status, took))
+    check("time limit: counted", metric("potop_generations_timed_out_total") == 1)
+
+
+{"main": main_checks, "timeout": timeout_checks}[sys.argv[2]]()
+sys.exit(1 if failures else 0)

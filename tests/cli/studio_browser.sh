@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The web studio in Debian's chromium, driven by playwright-core (tests/browser, installed by
+# scripts/setup.sh with npm ci): trains a tiny model, serves it, runs tests/browser/studio.test.mjs.
+# Screenshots go to $POTOP_SCREENSHOTS when set (docs/img for the README), else the temporary directory.
+POTOP=$1
+BROWSER=$(cd "$(dirname "${BASH_SOURCE[0]}")/../browser" && pwd)
+source "$(dirname "$0")/lib.sh"
+
+if [ ! -d "$BROWSER/node_modules/playwright-core" ] || ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ]; then
+  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "playwright-core, node or chromium missing: run scripts/setup.sh"; finish; fi
+  echo "skip studio browser test (run scripts/setup.sh: playwright-core, node, chromium)"
+  finish
+  exit 0
+fi
+
+make_corpus corpus.txt 1500
+"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
+  { cat train.log >&2; fail "train exited non-zero"; finish; }
+: >serve.log
+"$POTOP" serve --model model --port 0 --threads 1 2>serve.log &
+SERVER_PID=$!
+PORT=
+for _ in $(seq 1 600); do
+  PORT=$(sed -n 's|^serve: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' serve.log)
+  [ -n "$PORT" ] && break
+  sleep 0.1
+done
+[ -n "$PORT" ] || { cat serve.log >&2; fail "potop serve did not start"; finish; }
+
+shots=${POTOP_SCREENSHOTS:-$WORK/shots}
+mkdir -p "$shots"
+if node "$BROWSER/studio.test.mjs" "http://127.0.0.1:$PORT" "$shots"; then ok "studio in chromium"; else fail "studio in chromium"; fi
+for f in studio-playground studio-attention studio-heatmap studio-surprisal; do
+  [ -s "$shots/$f.png" ] || fail "no screenshot $shots/$f.png"
+done
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+finish

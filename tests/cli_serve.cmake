@@ -1,0 +1,8 @@
+# potop serve end to end: a tiny model trained in the test, the server on a free port, every
+# endpoint, streaming, seeds, log-probs, every error class, 503 on a full queue, cancellation
+# when the client leaves, the time limit, and a clean stop on SIGTERM (tests/cli/serve.sh).
+add_test(NAME cli.serve COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.serve PROPERTIES LABELS "cli" TIMEOUT 300)
+# The web studio in Debian's chromium through playwright-core (tests/browser).
+add_test(NAME cli.studio_browser COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/studio_browser.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.studio_browser PROPERTIES LABELS "cli" TIMEOUT 300)
