@@ -48,6 +48,23 @@ PY
   else
     fail "bow train --resume: $(cat resume.log)"
   fi
+  # Ctrl-C: the run finishes its step, checkpoints, says how to resume, and the resumed run
+  # reproduces the uninterrupted one's losses exactly (one thread: bit-identical).
+  SIG=(--data train.txt --attention additive --dim 16 --block-size 12 --batch-size 8 --eval-iters 2 --threads 1
+       --min-count 2 --attn-hidden 8 --lr 1e-2 --warmup 5 --steps 1500 --eval-interval 500 --log-interval 1)
+  "$POTOP" bow train "${SIG[@]}" --out sig-ref 2>sig-ref.log || fail "bow train (signal reference): $(tail -n 2 sig-ref.log)"
+  "$POTOP" bow train "${SIG[@]}" --out sig 2>sig.log &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null && [ "$(count_records sig)" -lt 60 ]; do sleep 0.005; done
+  kill -s INT "$pid" 2>/dev/null || true
+  rc=0
+  wait "$pid" || rc=$?
+  if [ "$rc" = 0 ] && grep -q "interrupted at step [0-9]* of 1500" sig.log && grep -q "resume with: potop bow train --resume sig" sig.log &&
+      "$POTOP" bow train --resume sig 2>sig-resume.log && diff <(losses sig-ref) <(losses sig) >/dev/null; then
+    ok "bow train: SIGINT, then --resume gives the uninterrupted run's losses"
+  else
+    fail "bow train SIGINT/resume: exit $rc: $(tail -n 3 sig.log) $(tail -n 2 sig-resume.log 2>/dev/null)"
+  fi
   # A GPT reads the same word tokenizer directory: the vocabularies are the same.
   "$POTOP" tokenizer train --kind word --min-count 2 --data train.txt --out tok >/dev/null 2>&1
   if "$POTOP" bow train --data train.txt --tokenizer tok --out m-tok --attention dot "${SMALL[@]}" --steps 2 2>tok.log &&
