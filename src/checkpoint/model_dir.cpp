@@ -125,10 +125,25 @@ ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer) {
 
 void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
                       const nlohmann::json& training) {
-  nlohmann::json j = {{"kind", "gpt"}, {"model", to_json(config)}, {"tokenizer", tokenizer.kind()}, {"training", training}};
+  save_model_files(dir, "gpt", to_json(config), tokenizer, training);
+}
+
+void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
+                      const Tokenizer& tokenizer, const nlohmann::json& training) {
+  nlohmann::json j = {{"kind", kind}, {"model", config}, {"tokenizer", tokenizer.kind()}, {"training", training}};
   // replace: a data path that is not valid UTF-8 must not make config.json unwritable
   write_file_atomic(dir / "config.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   tokenizer.save_files(dir);
+}
+
+nlohmann::json read_config_json(const fs::path& dir) {
+  if (!fs::exists(dir)) throw Error(dir.string() + ": model directory does not exist");
+  if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory)");
+  const fs::path config_path = dir / "config.json";
+  if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory?)");
+  const nlohmann::json j = parse_json_file(config_path);
+  if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
+  return j;
 }
 
 ModelFiles read_model_files(const fs::path& dir) {

@@ -31,6 +31,12 @@ ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer);
 // Writes config.json and the tokenizer's files.
 void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
                       const nlohmann::json& training);
+// The same for a model of any kind ("gpt", "bow"): config.json holds {"kind", "model": config,
+// "tokenizer", "training"}.
+void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
+                      const Tokenizer& tokenizer, const nlohmann::json& training);
+// config.json of a model directory, parsed; a missing or invalid file is an Error naming it.
+nlohmann::json read_config_json(const fs::path& dir);
 
 // Which checkpoint of a model directory to load, and why, in one line for stderr.
 struct CheckpointChoice {

@@ -17,20 +17,6 @@
 
 namespace potop::cli {
 
-namespace {
-
-volatile sig_atomic_t g_stop_signal = 0;
-
-// The first SIGINT or SIGTERM asks the trainer to finish its step, checkpoint and exit 0;
-// SA_RESETHAND makes a second one end the process at once (the last checkpoint stays intact).
-extern "C" void on_stop_signal(int signo) {
-  g_stop_signal = signo;
-  static const char msg[] = "\npotop: stopping: finishing this step (or dropping the evaluation under way) and saving a checkpoint; again to quit at once\n";
-  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-}
-
-}  // namespace
-
 Run add_train(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "train a GPT on a text file (one token per character, or --tokenizer DIR), or resume a run");
   auto options = std::make_shared<TrainOptions>();
@@ -59,8 +45,8 @@ Run add_train(CLI::App& app) {
       for (const std::string& name : apply_config_file(*options, *config, given))
         if (std::find(given.begin(), given.end(), name) == given.end()) given.push_back(name);
     }
-    install_stop_handlers(on_stop_signal);
-    control->stop_requested = [](int) { return g_stop_signal != 0; };
+    install_training_stop_handlers();
+    control->stop_requested = [](int) { return training_stop_requested(); };
     const TrainResult r = train(*options, stderr, *control);
     if (*json) {
       auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };

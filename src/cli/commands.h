@@ -17,5 +17,6 @@ Run add_info(CLI::App& app);
 Run add_tokenizer(CLI::App& app);
 Run add_prepare(CLI::App& app);
 Run add_serve(CLI::App& app);
+Run add_bow(CLI::App& app);
 
 }  // namespace potop::cli

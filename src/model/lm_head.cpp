@@ -6,8 +6,8 @@
 
 namespace potop {
 
-TiedLMHead::TiedLMHead(LayerBuilder& b, ParamId token_table, int vocab_size, int n_embd)
-    : wte_(token_table), V_(vocab_size), C_(n_embd) {
+TiedLMHead::TiedLMHead(LayerBuilder& b, ParamId token_table, int vocab_size, int n_embd, ParamId bias)
+    : wte_(token_table), bias_(bias), V_(vocab_size), C_(n_embd) {
   logits_ = b.acts.keep("logits", vocab_size);
   probs_ = b.acts.keep("probabilities", vocab_size);
   losses_ = b.acts.keep("losses", 1);
@@ -18,7 +18,7 @@ float TiedLMHead::forward(const float* x, const int* targets, const LayerPass& p
                           int& counted) const {
   const int N = pass.rows();
   float* logits = f.buffer(logits_);
-  POTOP_PROFILED("lm head", linear_forward(logits, x, f.value(wte_), nullptr, N, C_, V_, WeightLayout::kOutIn));  // logits = x·wteᵀ
+  POTOP_PROFILED("lm head", linear_forward(logits, x, f.value(wte_), f.value(bias_), N, C_, V_, WeightLayout::kOutIn));  // logits = x·wteᵀ (+ bias)
   counted = 0;
   if (!targets) return 0.0f;
   float* losses = f.buffer(losses_);
@@ -41,7 +41,7 @@ void TiedLMHead::backward(float* dx, float loss_scale, int counted, const float*
   float* dlogits = probs;  // the largest activation exists once
   POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs, targets, dlosses, N, V_, GradStore::kOverwrite));
   // logits = x·wteᵀ
-  POTOP_PROFILED("lm head", linear_backward(dx, f.grad(wte_), nullptr, dlogits, x, f.value(wte_), N, C_, V_,
+  POTOP_PROFILED("lm head", linear_backward(dx, f.grad(wte_), f.grad(bias_), dlogits, x, f.value(wte_), N, C_, V_,
                                             WeightLayout::kOutIn, GradStore::kOverwrite));
 }
 

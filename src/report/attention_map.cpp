@@ -95,4 +95,21 @@ std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::ve
   return html + "</body></html>\n";
 }
 
+std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int>& ids, const float* weights,
+                               const std::string& kind) {
+  const int T = static_cast<int>(ids.size());
+  std::vector<std::string> labels;
+  std::string text;
+  for (int id : ids) labels.push_back(display(tokenizer, id)), text += labels.back();
+  return "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>potop bow attention</title><style>"
+         "body{font-family:sans-serif;margin:20px} figure{margin:0} figcaption{font-weight:bold;margin-bottom:4px}"
+         " rect:hover{stroke:#e6550d}</style></head><body>\n<h1>Bag-of-words attention</h1>\n<p>Text: <code>" +
+         xml_escape(text) +
+         "</code></p>\n<p>Row <i>t</i> is the previous word w<sub>i-1</sub>; the model predicts the word after "
+         "it from that word and the bag of the words before it, weighted by the row's cells (column <i>k</i>, "
+         "k &lt; t; each row sums to 1, the first row has no earlier word). Darker is more weight; hover a cell "
+         "for its weight.</p>\n<figure><figcaption>attention: " +
+         xml_escape(kind) + "</figcaption>\n" + heat_map_svg(weights, labels, T) + "</figure>\n</body></html>\n";
+}
+
 }  // namespace potop

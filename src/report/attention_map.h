@@ -16,4 +16,11 @@ namespace potop {
 std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::vector<int>& ids, int layer = -1,
                            int head = -1);
 
+// The bag-of-words LM's attention (model/bow.h) on ids, one heat map in the same style: row t is
+// the previous word w_{i-1} = ids[t], whose next word the model predicts, and its cells are the
+// weights (T × T, row-major, zero for k >= t) it put on the earlier words ids[k], k < t. kind
+// names the scoring (dot, additive, mean, idf) in the caption.
+std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int>& ids, const float* weights,
+                               const std::string& kind);
+
 }  // namespace potop

@@ -16,4 +16,20 @@ LossTotal evaluate_loss(BatchParallel& model, const std::function<bool(Batch&)>&
   return total;
 }
 
+std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B, int T, int iters, uint64_t seed,
+                                   std::vector<int>& x, std::vector<int>& y, const std::function<bool()>& stop) {
+  BatchSampler sampler(tokens, B, T, seed);
+  int drawn = 0;
+  bool stopped = false;
+  const LossTotal total = evaluate_loss(model, [&](Batch& batch) {
+    if (drawn++ == iters) return false;
+    if (stop()) return !(stopped = true);
+    sampler.next(x.data(), y.data());
+    batch = Batch{{B, T}, x.data(), y.data()};
+    return true;
+  });
+  if (stopped) return std::nullopt;
+  return static_cast<float>(total.mean());
+}
+
 }  // namespace potop

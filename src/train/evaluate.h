@@ -2,9 +2,13 @@
 // trainer's periodic evaluation (eval_iters random windows drawn with a fixed seed) and
 // `potop eval` (every window of a text, in order) both run it.
 #pragma once
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "model/model.h"
+#include "data/dataset.h"
 #include "train/batch_parallel.h"
 
 namespace potop {
@@ -17,5 +21,11 @@ struct LossTotal {
 
 // Runs the forward pass on every batch next() fills in, until it returns false.
 LossTotal evaluate_loss(BatchParallel& model, const std::function<bool(Batch&)>& next);
+
+// Mean loss over `iters` batches of B windows of T tokens drawn with a fixed seed, so every
+// evaluation of a run scores the same windows and the curve shows the model changing, not the
+// sample (x, y: B·T ids of scratch). nullopt when stop() turned true before the last batch.
+std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B, int T, int iters, uint64_t seed,
+                                   std::vector<int>& x, std::vector<int>& y, const std::function<bool()>& stop);
 
 }  // namespace potop

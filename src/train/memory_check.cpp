@@ -24,4 +24,11 @@ void check_training_fits(const MemoryPlan& plan, int replicas) {
                 (replicas > 1 ? ", or fewer --threads (each keeps its own gradients)" : ""));
 }
 
+void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
+  std::fprintf(log, "memory plan:\n");
+  for (const MemoryPlan::Line& line : plan.lines)
+    std::fprintf(log, "  %-36s %12s\n", line.what.c_str(), format_bytes(static_cast<size_t>(line.bytes)).c_str());
+  std::fprintf(log, "  %-36s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
+}
+
 }  // namespace potop

@@ -4,6 +4,8 @@
 // worst. The plan it checks comes from the model's own layouts (Model::memory_plan), so the check
 // counts exactly what the model allocates.
 #pragma once
+#include <cstdio>
+
 #include "model/model.h"
 
 namespace potop {
@@ -11,5 +13,8 @@ namespace potop {
 // Throws potop::Error naming the flags to reduce when the run cannot fit. replicas > 1 adds the
 // hint that fewer threads keep fewer gradient copies.
 void check_training_fits(const MemoryPlan& plan, int replicas = 1);
+
+// The plan, line by line and its total (--verbose).
+void print_memory_plan(std::FILE* log, const MemoryPlan& plan);
 
 }  // namespace potop

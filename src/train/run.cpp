@@ -201,4 +201,29 @@ int remove_stale_temporaries(const fs::path& dir) {
   return removed;
 }
 
+std::vector<fs::path> run_files_in(const fs::path& dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  std::vector<std::string> names = all_tokenizer_files();
+  names.insert(names.end(), {"config.json", "metrics.jsonl", "latest.safetensors", "best.safetensors", kResumeFile});
+  for (const std::string& name : names)
+    if (fs::exists(dir / name, ec)) found.push_back(dir / name);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("step-") && name.ends_with(".safetensors")) found.push_back(entry.path());
+  }
+  return found;
+}
+
+std::vector<fs::path> previous_run_files(const fs::path& out, bool force) {
+  std::vector<fs::path> previous = run_files_in(out);
+  if (!previous.empty() && !force) {
+    std::string files;
+    for (const fs::path& f : previous) files += (files.empty() ? "" : ", ") + f.filename().string();
+    throw Error("--out " + out.string() + " already holds a model (" + files + "); continue it with --resume " +
+                out.string() + ", replace it with --force, or choose another --out");
+  }
+  return previous;
+}
+
 }  // namespace potop

@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "checkpoint/train_state.h"
 #include "core/safetensors.h"
@@ -82,6 +83,13 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
 // so a resumed run appends exactly what an uninterrupted run would have written. A missing file
 // is left missing.
 void truncate_metrics(const fs::path& metrics, int step, bool eval_pending = false);
+
+// The files a run writes into its directory, of those present in `dir` (config.json, the
+// tokenizer's files, metrics.jsonl, the checkpoints).
+std::vector<fs::path> run_files_in(const fs::path& dir);
+// The files of an earlier run in `out` that a new run would replace. Unless `force`, their
+// presence is a potop::Error naming --out and the ways on (--resume, --force, another --out).
+std::vector<fs::path> previous_run_files(const fs::path& out, bool force);
 
 // Removes "<name>.tmp-<pid>" files that a killed process left in dir (write_file_atomic's
 // temporaries) for the files a run writes. Returns how many were removed.

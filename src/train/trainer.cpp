@@ -26,53 +26,12 @@
 #include "train/evaluate.h"
 #include "train/memory_check.h"
 #include "train/resume.h"
+#include "train/run.h"
 #include "train/schedule.h"
 
 namespace potop {
 
 namespace {
-
-// Mean loss over `iters` batches drawn with a fixed seed, so every evaluation of a run scores
-// the same windows and the curve shows the model changing, not the sample. nullopt when stop()
-// turned true before the last batch.
-std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B, int T, int iters,
-                                   uint64_t seed, std::vector<int>& x, std::vector<int>& y,
-                                   const std::function<bool()>& stop) {
-  BatchSampler sampler(tokens, B, T, seed);
-  int drawn = 0;
-  bool stopped = false;
-  const LossTotal total = evaluate_loss(model, [&](Batch& batch) {
-    if (drawn++ == iters) return false;
-    if (stop()) return !(stopped = true);
-    sampler.next(x.data(), y.data());
-    batch = Batch{{B, T}, x.data(), y.data()};
-    return true;
-  });
-  if (stopped) return std::nullopt;
-  return static_cast<float>(total.mean());
-}
-
-// The files a run writes into its directory, of those present in `dir`.
-std::vector<fs::path> model_files_in(const fs::path& dir) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  std::vector<std::string> names = all_tokenizer_files();
-  names.insert(names.end(), {"config.json", "metrics.jsonl", "latest.safetensors", "best.safetensors", kResumeFile});
-  for (const std::string& name : names)
-    if (fs::exists(dir / name, ec)) found.push_back(dir / name);
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("step-") && name.ends_with(".safetensors")) found.push_back(entry.path());
-  }
-  return found;
-}
-
-void print_memory_plan(std::FILE* log, const MemoryPlan& plan) {
-  std::fprintf(log, "memory plan:\n");
-  for (const MemoryPlan::Line& line : plan.lines)
-    std::fprintf(log, "  %-36s %12s\n", line.what.c_str(), format_bytes(static_cast<size_t>(line.bytes)).c_str());
-  std::fprintf(log, "  %-36s %12s\n", "total", format_bytes(static_cast<size_t>(plan.total())).c_str());
-}
 
 // The model of a fine-tuning run: the base model's shape. A shape flag given with another value
 // is refused (the weights could not be used); dropout is the run's own when given.
@@ -197,13 +156,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   const TokenView train_tokens = corpus.train(), val_tokens = corpus.val();
   const bool has_val = !val_tokens.empty();
   ensure_writable_directory(out);
-  const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : model_files_in(out);
-  if (!previous.empty() && !control.force) {
-    std::string files;
-    for (const fs::path& f : previous) files += (files.empty() ? "" : ", ") + f.filename().string();
-    throw Error("--out " + out.string() + " already holds a model (" + files + "); continue it with --resume " +
-                out.string() + ", replace it with --force, or choose another --out");
-  }
+  const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : previous_run_files(out, control.force);
 
   // The model, checked against the machine's memory before anything is allocated.
   const GPTConfig config = options.model_config(tokenizer->size());
