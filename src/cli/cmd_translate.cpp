@@ -179,6 +179,8 @@ Run add_translate(CLI::App& app) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const BleuScore bleu = corpus_bleu(hyps, refs);
       const double chrf = corpus_chrf(hyps, refs);
+      char alpha_text[32];
+      std::snprintf(alpha_text, sizeof alpha_text, "%g", double(eval_args->decode.alpha));
       std::printf("BLEU %.2f  (%.1f/%.1f/%.1f/%.1f, BP %.3f, hyp %ld, ref %ld)  signature %s\n", bleu.score,
                   bleu.precisions[0], bleu.precisions[1], bleu.precisions[2], bleu.precisions[3], bleu.brevity_penalty,
                   bleu.hyp_len, bleu.ref_len, kBleuSignature);
@@ -186,8 +188,7 @@ Run add_translate(CLI::App& app) {
       std::printf("%zu sentences %s -> %s, %s, %.1f s (%.1f sentences/s)\n", hyps.size(), m.source.c_str(),
                   m.target.c_str(),
                   eval_args->decode.beam > 1
-                      ? ("beam " + std::to_string(eval_args->decode.beam) + ", alpha " +
-                         nlohmann::json(eval_args->decode.alpha).dump()).c_str()
+                      ? ("beam " + std::to_string(eval_args->decode.beam) + ", alpha " + alpha_text).c_str()
                       : "greedy",
                   seconds, double(hyps.size()) / std::max(seconds, 1e-9));
       if (file.skipped) std::printf("%d bad lines skipped\n", file.skipped);
