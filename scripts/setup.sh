@@ -18,6 +18,8 @@ packages=(
   clang libclang-rt-14-dev
   # the PyTorch reference oracle (Debian's /usr/bin/python3)
   python3 python3-torch python3-numpy
+  # the BLEU reference of scripts/translation_metrics_expected.py (nltk's corpus_bleu)
+  python3-nltk
   # the default corpus on machines without ../shared/data/potop.txt
   fortunes-pl
   # potop serve: HTTP (cpp-httplib); its browser test (chromium driven by playwright-core from

@@ -43,7 +43,9 @@ LoadedModel load_weights_file(const fs::path& path) {
   if (config.is_null() || !out.tokenizer)
     throw Error(path.string() + ": holds no model config and tokenizer (not written by this potop); load the model "
                 "directory it belongs to instead");
-  if (!kind.empty() && kind != "gpt") throw Error(path.string() + ": holds a '" + kind + "' model, not a GPT");
+  if (!kind.empty() && kind != "gpt")
+    throw Error(path.string() + ": holds a '" + kind + "' model, not a GPT" +
+                (kind == "encoder-decoder" ? " (a translation model: use potop translate)" : ""));
   update_from_json(out.config, config, path.string() + ": potop.config");
   out.config.validate(path.string() + ": potop.config");
   if (out.tokenizer->size() != out.config.vocab_size)
@@ -156,7 +158,9 @@ ModelFiles read_model_files(const fs::path& dir) {
   const nlohmann::json j = parse_json_file(config_path);
   if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
   const std::string kind = j.value("kind", std::string("gpt"));  // config.json of older versions has none
-  if (kind != "gpt") throw Error(config_path.string() + ": a '" + kind + "' model, not a GPT");
+  if (kind != "gpt")
+    throw Error(config_path.string() + ": a '" + kind + "' model, not a GPT" +
+                (kind == "encoder-decoder" ? " (a translation model: use potop translate)" : ""));
   update_from_json(out.config, j.at("model"), config_path.string() + ": model");
   out.config.validate(config_path.string());
   out.training = j.value("training", nlohmann::json::object());

@@ -18,5 +18,6 @@ Run add_tokenizer(CLI::App& app);
 Run add_prepare(CLI::App& app);
 Run add_serve(CLI::App& app);
 Run add_bow(CLI::App& app);
+Run add_translate(CLI::App& app);
 
 }  // namespace potop::cli

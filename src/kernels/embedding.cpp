@@ -12,7 +12,7 @@
 namespace potop {
 
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T, int C,
-                       int pos0) {
+                       int pos0, float scale) {
   // out (B, T, C), tokens (B, T), wte (V, C), wpe (>= pos0 + T, C) or null
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(B) * T * C > 16384)
   for (int bt = 0; bt < B * T; ++bt) {
@@ -23,17 +23,18 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
     const float* __restrict e = wte + static_cast<size_t>(token) * C;
     if (wpe) {
       const float* __restrict p = wpe + static_cast<size_t>(pos0 + t) * C;
-      for (int c = 0; c < C; ++c) o[c] = e[c] + p[c];
+      for (int c = 0; c < C; ++c) o[c] = scale * e[c] + p[c];
     } else {
-      for (int c = 0; c < C; ++c) o[c] = e[c];
+      for (int c = 0; c < C; ++c) o[c] = scale * e[c];
     }
   }
 }
 
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C) {
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C,
+                        float scale) {
   // dwte (V, C), dwpe (T, C) or null, dout (B, T, C), tokens (B, T)
-  // forward: out[b, t] = wte[tokens[b, t]] + wpe[pos0 + t]
-  // dwte[tokens[b, t]] += dout[b, t]: rows may repeat a token, so threads split the channels
+  // forward: out[b, t] = scale · wte[tokens[b, t]] + wpe[pos0 + t]
+  // dwte[tokens[b, t]] += scale · dout[b, t]: rows may repeat a token, so threads split the channels
   // (not the rows) and each walks all rows in order — race-free and the same for any thread count.
   const bool parallel = static_cast<size_t>(B) * T * C > 16384;
 #pragma omp parallel if (parallel)
@@ -44,7 +45,7 @@ void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* 
     for (int bt = 0; bt < B * T && c0 < c1; ++bt) {
       const float* __restrict d = dout + static_cast<size_t>(bt) * C;
       float* __restrict g = dwte + static_cast<size_t>(tokens[bt]) * C;
-      for (int c = c0; c < c1; ++c) g[c] += d[c];
+      for (int c = c0; c < c1; ++c) g[c] += scale * d[c];
     }
   }
   if (dwpe) {

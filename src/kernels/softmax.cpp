@@ -60,7 +60,9 @@ void softmax_backward_impl(float* dinp, const float* dout, const float* out, int
 
 template <bool kAdd>
 void crossentropy_backward_impl(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
-                                int V) {
+                                int V, float eps) {
+  const float off = eps / static_cast<float>(V);  // q_v off the target
+  const float on = 1.0f - eps + off;               // q_target
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
   for (int n = 0; n < N; ++n) {
     const float* p = probs + static_cast<size_t>(n) * V;
@@ -74,11 +76,11 @@ void crossentropy_backward_impl(float* dlogits, const float* probs, const int* t
     if constexpr (kAdd) {
       // (p - onehot) dl in one pass: the target's entry cannot be put right afterwards, as below.
       // p - 0 is p, so every entry is the value the overwrite gives.
-      for (int v = 0; v < V; ++v) g[v] += (p[v] - (v == target ? 1.0f : 0.0f)) * dl;
+      for (int v = 0; v < V; ++v) g[v] += (p[v] - (v == target ? on : off)) * dl;
     } else {
       const float p_target = p[target];  // read before g (which may be p) overwrites it
-      for (int v = 0; v < V; ++v) g[v] = p[v] * dl;
-      g[target] = (p_target - 1.0f) * dl;
+      for (int v = 0; v < V; ++v) g[v] = (p[v] - off) * dl;
+      g[target] = (p_target - on) * dl;
     }
   }
 }
@@ -99,14 +101,21 @@ void softmax_backward(float* dinp, const float* dout, const float* out, int N, i
   with_store(store, [&](auto add) { softmax_backward_impl<add>(dinp, dout, out, N, V); });
 }
 
-void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V) {
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V,
+                          float label_smoothing) {
   // losses (N), probs (N, V), logits (N, V), targets (N); probs may alias logits
+  const double eps = label_smoothing;
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * V > 8192)
   for (int n = 0; n < N; ++n) {
     const float* x = logits + static_cast<size_t>(n) * V;
     const int target = targets[n];
     POTOP_CHECK(target < V, "target id out of range");
     const float target_logit = target >= 0 ? x[target] : 0.0f;  // read before probs overwrites it
+    double mean_logit = 0.0;  // also read before: Σ_v -log p_v / V = lse - mean(x)
+    if (eps > 0.0 && target >= 0) {
+      for (int v = 0; v < V; ++v) mean_logit += x[v];
+      mean_logit /= V;
+    }
     const RowStats stats = softmax_row(probs + static_cast<size_t>(n) * V, x, V);
     if (target < 0) {
       losses[n] = 0.0f;
@@ -114,19 +123,24 @@ void crossentropy_forward(float* losses, float* probs, const float* logits, cons
       losses[n] = std::numeric_limits<float>::infinity();  // every logit is -inf
     } else {
       // -log softmax(x)[target] = log Σ_v exp(x_v - max) - (x_target - max)
-      losses[n] = static_cast<float>(std::log(stats.sum) - (static_cast<double>(target_logit) - stats.max));
+      const double lse = std::log(stats.sum) + stats.max;
+      const double nll = lse - static_cast<double>(target_logit);
+      losses[n] = static_cast<float>(eps > 0.0 ? (1.0 - eps) * nll + eps * (lse - mean_logit) : nll);
     }
   }
 }
 
 void crossentropy_backward(float* dlogits, const float* probs, const int* targets, const float* dlosses, int N,
-                           int V, GradStore store) {
+                           int V, GradStore store, float label_smoothing) {
   // dlogits (N, V), probs (N, V), targets (N), dlosses (N); dlogits may be probs with kOverwrite
   // forward: losses[n] = -log probs[n, target[n]], probs = softmax(logits)
   POTOP_CHECK(dlogits == probs ? store == GradStore::kOverwrite
                                : !overlap(dlogits, probs, static_cast<size_t>(N) * V),
               "crossentropy_backward: dlogits may share memory with probs only as the same buffer, with kOverwrite");
-  with_store(store, [&](auto add) { crossentropy_backward_impl<add>(dlogits, probs, targets, dlosses, N, V); });
+  POTOP_CHECK(label_smoothing >= 0.0f && label_smoothing < 1.0f, "label smoothing outside [0, 1)");
+  with_store(store, [&](auto add) {
+    crossentropy_backward_impl<add>(dlogits, probs, targets, dlosses, N, V, label_smoothing);
+  });
 }
 
 }  // namespace potop

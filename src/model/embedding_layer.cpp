@@ -10,6 +10,17 @@ EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, int v
                                int n_embd, PositionEncoding positions)
     : C_(n_embd), block_size_(block_size) {
   wte_ = b.param(prefix + "wte.weight", {vocab_size, n_embd}, TensorInit::normal(0.02), true);
+  declare_rest(b, prefix, block_size, n_embd, positions);
+}
+
+EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, ParamId shared_table, int block_size,
+                               int n_embd, PositionEncoding positions, float scale)
+    : C_(n_embd), block_size_(block_size), scale_(scale), wte_(shared_table) {
+  declare_rest(b, prefix, block_size, n_embd, positions);
+}
+
+void EmbeddingLayer::declare_rest(LayerBuilder& b, const std::string& prefix, int block_size, int n_embd,
+                                  PositionEncoding positions) {
   if (positions == PositionEncoding::kLearned) {
     wpe_ = b.param(prefix + "wpe.weight", {block_size, n_embd}, TensorInit::normal(0.02), true);
   }
@@ -30,16 +41,16 @@ const float* EmbeddingLayer::forward(const int* tokens, const LayerPass& pass, c
   const float* positions = wpe_ != kNoParam ? f.value(wpe_) : sinusoid();
   const size_t n = static_cast<size_t>(pass.rows()) * C_;
   POTOP_PROFILED("embedding", embedding_forward(out, tokens, f.value(wte_), positions, pass.B, pass.T, C_,
-                                                pass.pos0));  // x = wte[tok] + wpe[t]
+                                                pass.pos0, scale_));  // x = scale·wte[tok] + wpe[t]
   POTOP_PROFILED("dropout", dropout_forward(out, out, pass.dropout, pass.site_seed(dropout_site_), n));
   return out;
 }
 
 void EmbeddingLayer::backward(const float* dout, float* scratch, const int* tokens, const LayerPass& pass,
                               const Frame& f) const {
-  // x = dropout(wte[tok] + wpe[t])
+  // x = dropout(scale·wte[tok] + wpe[t])
   const float* d = dropout_grad(scratch, dout, pass, dropout_site_, static_cast<size_t>(pass.rows()) * C_);
-  POTOP_PROFILED("embedding", embedding_backward(f.grad(wte_), f.grad(wpe_), d, tokens, pass.B, pass.T, C_));
+  POTOP_PROFILED("embedding", embedding_backward(f.grad(wte_), f.grad(wpe_), d, tokens, pass.B, pass.T, C_, scale_));
 }
 
 }  // namespace potop

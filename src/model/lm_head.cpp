@@ -6,8 +6,9 @@
 
 namespace potop {
 
-TiedLMHead::TiedLMHead(LayerBuilder& b, ParamId token_table, int vocab_size, int n_embd, ParamId bias)
-    : wte_(token_table), bias_(bias), V_(vocab_size), C_(n_embd) {
+TiedLMHead::TiedLMHead(LayerBuilder& b, ParamId token_table, int vocab_size, int n_embd, ParamId bias,
+                       float label_smoothing)
+    : wte_(token_table), bias_(bias), V_(vocab_size), C_(n_embd), label_smoothing_(label_smoothing) {
   logits_ = b.acts.keep("logits", vocab_size);
   probs_ = b.acts.keep("probabilities", vocab_size);
   losses_ = b.acts.keep("losses", 1);
@@ -22,7 +23,8 @@ float TiedLMHead::forward(const float* x, const int* targets, const LayerPass& p
   counted = 0;
   if (!targets) return 0.0f;
   float* losses = f.buffer(losses_);
-  POTOP_PROFILED("cross-entropy", crossentropy_forward(losses, f.buffer(probs_), logits, targets, N, V_));
+  POTOP_PROFILED("cross-entropy", crossentropy_forward(losses, f.buffer(probs_), logits, targets, N, V_,
+                                                                       label_smoothing_));
   double sum = 0;
   for (int i = 0; i < N; ++i) {
     if (targets[i] >= 0) sum += losses[i], ++counted;
@@ -39,7 +41,8 @@ void TiedLMHead::backward(float* dx, float loss_scale, int counted, const float*
   for (int i = 0; i < N; ++i) dlosses[i] = targets[i] >= 0 ? dloss : 0.0f;
   float* probs = f.buffer(probs_);
   float* dlogits = probs;  // the largest activation exists once
-  POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs, targets, dlosses, N, V_, GradStore::kOverwrite));
+  POTOP_PROFILED("cross-entropy", crossentropy_backward(dlogits, probs, targets, dlosses, N, V_,
+                                                                        GradStore::kOverwrite, label_smoothing_));
   // logits = x·wteᵀ
   POTOP_PROFILED("lm head", linear_backward(dx, f.grad(wte_), f.grad(bias_), dlogits, x, f.value(wte_), N, C_, V_,
                                             WeightLayout::kOutIn, GradStore::kOverwrite));

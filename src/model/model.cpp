@@ -11,6 +11,8 @@ Batch Batch::rows(int first, int count) const {
   const size_t offset = static_cast<size_t>(first) * T;
   shard.tokens = tokens ? tokens + offset : nullptr;
   shard.targets = targets ? targets + offset : nullptr;
+  shard.source = source ? source + static_cast<size_t>(first) * S : nullptr;
+  shard.source_lengths = source_lengths ? source_lengths + first : nullptr;
   return shard;
 }
 

@@ -54,7 +54,7 @@ void BatchParallel::for_each_shard(int B, F f) {
 }
 
 void BatchParallel::reserve(const BatchShape& shape) {
-  for_each_shard(shape.B, [&](int s, int, int rows) { replica(s).reserve({rows, shape.T}); });
+  for_each_shard(shape.B, [&](int s, int, int rows) { replica(s).reserve({rows, shape.T, shape.S}); });
 }
 
 float BatchParallel::forward(const Batch& batch, const Pass& pass) {
@@ -123,7 +123,7 @@ MemoryPlan BatchParallel::plan(const std::function<MemoryPlan(const BatchShape&)
   for (int s = 0; s < threads; ++s) {
     // A replica beyond the batch's rows holds gradients but never runs.
     const int rows = s < n ? first_row(s + 1, shape.B, n) - first_row(s, shape.B, n) : 0;
-    const MemoryPlan one = model_plan({rows, shape.T});
+    const MemoryPlan one = model_plan({rows, shape.T, shape.S});
     for (const MemoryPlan::Line& line : one.lines) {
       if (s > 0 && line.shared) continue;
       auto it = std::find_if(total.lines.begin(), total.lines.end(), [&](const auto& l) { return l.what == line.what; });

@@ -92,10 +92,14 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       const Evaluation& e = *evaluated;
       const bool has_val = !std::isnan(e.val_loss);
       progress.finish_line();
-      std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f\n", step, e.train_loss, e.val_loss);
-      metrics.write({{"kind", "eval"}, {"step", step}, {"train_loss", e.train_loss},
-                     {"val_loss", has_val ? nlohmann::json(e.val_loss) : nlohmann::json(nullptr)},
-                     {"elapsed_s", elapsed()}});
+      std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f", step, e.train_loss, e.val_loss);
+      for (const auto& [name, value] : e.extra) std::fprintf(log, ", %s %.2f", name.c_str(), value);
+      std::fprintf(log, "\n");
+      nlohmann::json record = {{"kind", "eval"}, {"step", step}, {"train_loss", e.train_loss},
+                               {"val_loss", has_val ? nlohmann::json(e.val_loss) : nlohmann::json(nullptr)}};
+      for (const auto& [name, value] : e.extra) record[name] = value;
+      record["elapsed_s"] = elapsed();
+      metrics.write(record);
       const float score = has_val ? e.val_loss : e.train_loss;
       const bool best = score < result.best_val_loss;
       if (best) result.best_val_loss = score;

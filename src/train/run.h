@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/train_state.h"
@@ -44,6 +45,9 @@ struct RunSettings {
 struct Evaluation {
   float train_loss = 0;
   float val_loss = 0;
+  // More scores of the model (a translation model's dev BLEU): printed and written to
+  // metrics.jsonl under their names; the validation loss still decides which checkpoint is best.
+  std::vector<std::pair<std::string, double>> extra = {};
 };
 
 struct RunJob {

@@ -51,7 +51,7 @@ def embedding(t, p):
     tokens = const(t["tokens"], torch.long)
     wte, wpe = leaf(t["wte"]), leaf(t["wpe"])
     T, pos0 = tokens.shape[1], p["pos0"]
-    out = F.embedding(tokens, wte) + wpe[pos0:pos0 + T]
+    out = p.get("scale", 1.0) * F.embedding(tokens, wte) + wpe[pos0:pos0 + T]
     if "dout" not in t:
         return {"out": out}
     return {"out": out, **grads(out, t["dout"], {"dwte": wte, "dwpe": wpe})}
@@ -90,7 +90,8 @@ def softmax(t, p):
 def crossentropy(t, p):
     logits = leaf(t["logits"])
     targets = const(t["targets"], torch.long)
-    losses = F.cross_entropy(logits, targets.masked_fill(targets < 0, -1), ignore_index=-1, reduction="none")
+    losses = F.cross_entropy(logits, targets.masked_fill(targets < 0, -1), ignore_index=-1, reduction="none",
+                             label_smoothing=p.get("label_smoothing", 0.0))
     return {"losses": losses, "probs": F.softmax(logits, dim=-1),
             **grads(losses, t["dlosses"], {"dlogits": logits})}
 

@@ -81,6 +81,30 @@ TEST(EmbeddingTest, BackwardMatchesFiniteDifferencesAndAccumulates) {
   }
 }
 
+// The paper's √C scale on a table shared with the output projection: out = s·wte[tok] + wpe[t],
+// whose gradient is s·dout for the table and dout for the positions.
+TEST(EmbeddingTest, ScaledBackwardMatchesFiniteDifferences) {
+  const int B = 2, T = 3, C = 9, V = 4;
+  const float scale = 3.0f;
+  const size_t n_out = static_cast<size_t>(B) * T * C;
+  auto tokens = random_tokens(static_cast<size_t>(B) * T, V, 31);
+  auto wte = random_vector(static_cast<size_t>(V) * C, 32);
+  auto wpe = random_vector(static_cast<size_t>(T + 2) * C, 33);
+  auto dout = random_vector(n_out, 34);
+  std::vector<float> out(n_out);
+  auto loss = [&] {
+    embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, /*pos0=*/2, scale);
+    return weighted_sum(out.data(), dout.data(), n_out);
+  };
+  loss();
+  EXPECT_FLOAT_EQ(out[C + 1], scale * wte[size_t(tokens[1]) * C + 1] + wpe[size_t(3) * C + 1]);
+  std::vector<float> dwte(wte.size(), 0.0f), dwpe(static_cast<size_t>(T) * C, 0.0f);
+  embedding_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C, scale);
+  EXPECT_TRUE(gradient_matches(loss, wte.data(), dwte.data(), wte.size(), 1e-2f, 1e-3, 1e-3));
+  // dwpe holds rows pos0.. of the table: compare them with the table's rows 2..4.
+  EXPECT_TRUE(gradient_matches(loss, wpe.data() + 2 * C, dwpe.data(), dwpe.size(), 1e-2f, 1e-3, 1e-3));
+}
+
 TEST(EmbeddingTest, BackwardIsTheSameForAnyThreadCount) {
   const int B = 4, T = 64, C = 97, V = 7;  // over the parallel threshold; many repeated tokens
   auto tokens = random_tokens(static_cast<size_t>(B) * T, V, 21);

@@ -150,6 +150,48 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferencesAndOverwrites) {
   }
 }
 
+// Label smoothing ε: loss = -Σ_v q_v log p_v with q = (1-ε)·onehot + ε/V, against a double
+// reference, and its gradient p - q against finite differences, accumulating and overwriting.
+TEST(CrossEntropyTest, LabelSmoothingMatchesDefinitionAndFiniteDifferences) {
+  const float eps = 0.1f;
+  for (const auto& [N, V] : {std::pair{1, 1}, std::pair{1, 17}, std::pair{5, 7}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " V=" + std::to_string(V));
+    const size_t n = static_cast<size_t>(N) * V;
+    auto logits = random_vector(n, 41, 2.0f);
+    std::vector<int> targets(N);
+    for (int r = 0; r < N; ++r) targets[r] = (r * 3 + 2) % V;
+    if (N > 2) targets[1] = -1;
+    const auto dlosses = random_vector(N, 42);
+    std::vector<float> losses(N), probs(n);
+    auto loss = [&] {
+      crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), N, V, eps);
+      return weighted_sum(losses.data(), dlosses.data(), N);
+    };
+    loss();
+    for (int r = 0; r < N; ++r) {
+      const float* row = logits.data() + size_t(r) * V;
+      double mx = -INFINITY, sum = 0, ref = 0;
+      for (int v = 0; v < V; ++v) mx = std::max(mx, double(row[v]));
+      for (int v = 0; v < V; ++v) sum += std::exp(row[v] - mx);
+      for (int v = 0; v < V; ++v) {
+        const double q = (v == targets[r] ? 1.0 - eps : 0.0) + double(eps) / V;
+        ref -= q * (row[v] - mx - std::log(sum));
+      }
+      EXPECT_NEAR(losses[r], targets[r] < 0 ? 0.0 : ref, 1e-5) << "row " << r;
+    }
+    std::vector<float> dlogits(n, 1234.0f);
+    crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kOverwrite,
+                          eps);
+    EXPECT_TRUE(gradient_matches(loss, logits.data(), dlogits.data(), n, 1e-2f, 1e-4, 1e-2));
+    loss();  // the probabilities of the unperturbed logits again
+    const auto base = random_vector(n, 43);
+    auto summed = base;
+    crossentropy_backward(summed.data(), probs.data(), targets.data(), dlosses.data(), N, V, GradStore::kAccumulate,
+                          eps);
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(summed[i], base[i] + dlogits[i], 1e-6) << i;
+  }
+}
+
 TEST(SoftmaxTest, BackwardGradStoreBothWays) {
   // kAccumulate adds onto what dinp held, kOverwrite ignores it (kernel_testing.h); the last size
   // runs on several threads.

@@ -136,19 +136,20 @@ void linear_case(Cases& k, const std::string& c, WeightLayout layout, bool bias,
                   w.data(), N, C, OC, layout);
 }
 
-void embedding_case(Cases& k, const std::string& c, int pos0, bool backward) {
+void embedding_case(Cases& k, const std::string& c, int pos0, bool backward, float scale = 1.0f) {
   const int B = 3, T = 5, V = 11, C = 20, P = 9;  // P > pos0 + T positions in the table
-  k.begin(c, {{"kernel", "embedding"}, {"pos0", pos0}});
+  k.begin(c, {{"kernel", "embedding"}, {"pos0", pos0}, {"scale", scale}});
   auto& tokens = k.in_i32("tokens", {B, T});
   Rng rng(k.seed++);
   for (int& t : tokens) t = static_cast<int>(rng.below(V / 2));  // repeated tokens: dwte rows accumulate
   auto& wte = k.in("wte", {V, C});
   auto& wpe = k.in("wpe", {P, C});
-  embedding_forward(k.out("out", {B, T, C}).data(), tokens.data(), wte.data(), wpe.data(), B, T, C, pos0);
+  embedding_forward(k.out("out", {B, T, C}).data(), tokens.data(), wte.data(), wpe.data(), B, T, C, pos0,
+                    scale);
   if (!backward) return;
   auto& dout = k.in("dout", {B, T, C});
   embedding_backward(k.out("dwte", {V, C}).data(), k.out("dwpe", {P, C}).data(), dout.data(), tokens.data(), B,
-                     T, C);
+                     T, C, scale);
 }
 
 void sinusoidal_case(Cases& k, const std::string& c, int T, int C) {
@@ -208,17 +209,18 @@ void softmax_case(Cases& k, const std::string& c, int N, int V) {
   softmax_backward(k.out("dinp", {N, V}).data(), dout.data(), out.data(), N, V);
 }
 
-void crossentropy_case(Cases& k, const std::string& c, int N, int V) {
-  k.begin(c, {{"kernel", "crossentropy"}});
+void crossentropy_case(Cases& k, const std::string& c, int N, int V, float label_smoothing = 0.0f) {
+  k.begin(c, {{"kernel", "crossentropy"}, {"label_smoothing", label_smoothing}});
   auto& logits = k.in("logits", {N, V}, 5.0f);
   auto& targets = k.in_i32("targets", {N});
   Rng rng(k.seed++);
   for (int n = 0; n < N; ++n) targets[n] = n % 4 == 2 ? -1 : static_cast<int>(rng.below(V));
   auto& dlosses = k.in("dlosses", {N});
   auto& probs = k.out("probs", {N, V});
-  crossentropy_forward(k.out("losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V);
+  crossentropy_forward(k.out("losses", {N}).data(), probs.data(), logits.data(), targets.data(), N, V,
+                       label_smoothing);
   crossentropy_backward(k.out("dlogits", {N, V}).data(), probs.data(), targets.data(), dlosses.data(), N, V,
-                        GradStore::kOverwrite);
+                        GradStore::kOverwrite, label_smoothing);
 }
 
 // Fused: q, k, v are the three thirds of one (B, T, 3C) buffer, as in the model; otherwise three
@@ -296,6 +298,7 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   linear_case(k, "linear_out_in_nobias", WeightLayout::kOutIn, false, 64, 32, 67);
   embedding_case(k, "embedding", 0, true);
   embedding_case(k, "embedding_pos0", 4, false);
+  embedding_case(k, "embedding_scaled", 0, true, 4.5f);
   sinusoidal_case(k, "sinusoidal", 64, 32);
   sinusoidal_case(k, "sinusoidal_odd", 7, 9);
   layernorm_case(k, "layernorm", true, 150, 48);
@@ -305,6 +308,7 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   residual_case(k, "residual", 1001);
   softmax_case(k, "softmax", 12, 29);
   crossentropy_case(k, "crossentropy", 17, 31);
+  crossentropy_case(k, "crossentropy_smoothed", 17, 31, 0.1f);
   attention_case(k, "attention_causal_fused", 2, 9, 9, 3, 8, MaskKind::kCausal, {}, true);
   attention_case(k, "attention_causal_long", 1, 70, 70, 2, 16, MaskKind::kCausal, {}, true);
   attention_case(k, "attention_none", 2, 7, 7, 2, 5, MaskKind::kNone, {}, false);

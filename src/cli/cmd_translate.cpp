@@ -1,0 +1,217 @@
+// `potop translate`: an encoder-decoder translation model.
+//   potop translate --model DIR [--input FILE] [--beam K] [--alpha A] [--max-len N]
+//       translates one sentence per line (stdin, or --input), writing one line per sentence,
+//       flushed as each is done;
+//   potop translate train --data PAIRS.tsv --source en --target pl --out DIR   (or --resume DIR)
+//   potop translate eval --model DIR --data PAIRS.tsv      BLEU and chrF, with their signature
+//   potop translate attention --model DIR --text SRC --translation TGT   the cross-attention map
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/translation_model.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/stop_signals.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/threads.h"
+#include "data/parallel_corpus.h"
+#include "generate/translator.h"
+#include "report/cross_attention_map.h"
+#include "report/translation_metrics.h"
+#include "tokenizer/utf8.h"
+#include "train/translation_trainer.h"
+
+namespace potop::cli {
+
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_translate_stop(int signo) {
+  g_stop_signal = signo;
+  static const char msg[] = "\npotop: stopping: finishing this step and saving a checkpoint; again to quit at once\n";
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+}
+
+struct DecodeArgs {
+  std::string model, checkpoint;
+  DecodeOptions decode;
+  int threads = 0;
+};
+
+void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
+  auto* m = cmd->add_option("-m,--model", a.model, "model directory written by potop translate train");
+  if (model_required) m->required();
+  cmd->add_option("--checkpoint", a.checkpoint, "best, latest, resume, step-N or a path (default: the newest good one)");
+  cmd->add_option("--beam", a.decode.beam, "beam width (1: greedy)")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--alpha", a.decode.alpha, "length penalty exponent ((5+|Y|)/6)^alpha of beam search")
+      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--max-len", a.decode.max_extra, "at most (source tokens + this) target tokens")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", a.threads, "threads (0: all cores)")->capture_default_str();
+}
+
+// Source ids of a sentence: its tokens and </s>, cut to the model's block size (announced).
+std::vector<int> source_ids(const TranslationModel& m, const std::string& text, const std::string& where) {
+  std::vector<int> ids = m.tokenizer->encode(text, where, Unknown::kReplace, nullptr);
+  ids.push_back(kEosId);
+  const int block = m.config.block_size;
+  if (int(ids.size()) > block) {
+    std::fprintf(stderr, "potop: note: %s: %zu tokens, longer than the model's %d: translating the first %d\n",
+                 where.c_str(), ids.size() - 1, block, block - 1);
+    ids.resize(block);
+    ids.back() = kEosId;
+  }
+  return ids;
+}
+
+int run_translate(const DecodeArgs& a, const std::string& input) {
+  apply_threads_flag(a.threads);
+  TranslationModel m = load_translation_model(a.model, a.checkpoint);
+  std::fprintf(stderr, "potop: %s -> %s, %s\n", m.source.c_str(), m.target.c_str(), m.choice.c_str());
+  std::ifstream file;
+  if (!input.empty()) {
+    file.open(input, std::ios::binary);
+    if (!file) throw Error("--input " + input + ": cannot be opened");
+  }
+  std::istream& in = input.empty() ? std::cin : file;
+  const std::string name = input.empty() ? "stdin" : input;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = name + ":" + std::to_string(n);
+    if (!utf8_valid(line)) throw Error(where + ": invalid UTF-8");
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      std::printf("\n");
+    } else {
+      const std::vector<int> out = translate_ids(*m.model, source_ids(m, line, where), a.decode);
+      std::printf("%s\n", m.tokenizer->decode(out).c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Run add_translate(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "translate", "translate sentences with an encoder-decoder model (one per line), or train and evaluate one");
+  cmd->require_subcommand(0, 1);
+  auto decode = std::make_shared<DecodeArgs>();
+  auto input = std::make_shared<std::string>();
+  add_decode_options(cmd, *decode, false);
+  cmd->add_option("-i,--input", *input, "file of sentences, one a line (default: standard input)");
+
+  // train
+  CLI::App* train = cmd->add_subcommand("train", "train an encoder-decoder on a TSV of sentence pairs, or resume");
+  auto options = std::make_shared<TranslationOptions>();
+  auto control = std::make_shared<TranslationControl>();
+  train->add_option("--resume", control->resume, "continue the run in this model directory");
+  train->add_flag("--force", control->force, "start a new run in an --out that holds a model, replacing it");
+  for (const Field& f : translation_fields(*options)) add_field(train, f);
+
+  // eval
+  CLI::App* eval = cmd->add_subcommand("eval", "BLEU and chrF of a model's translations of a TSV of pairs");
+  auto eval_args = std::make_shared<DecodeArgs>();
+  auto eval_data = std::make_shared<std::string>();
+  auto eval_columns = std::make_shared<std::string>();
+  auto eval_limit = std::make_shared<int>(0);
+  add_decode_options(eval, *eval_args, true);
+  eval->add_option("--data", *eval_data, "TSV of pairs (such as the test.tsv in the model directory)")->required();
+  eval->add_option("--columns", *eval_columns, "languages of the file's columns (default: the model's training data)");
+  eval->add_option("--limit", *eval_limit, "translate only the first N pairs (0: all)");
+
+  // attention
+  CLI::App* attn = cmd->add_subcommand("attention", "draw the cross-attention map of a sentence pair (HTML)");
+  auto attn_args = std::make_shared<DecodeArgs>();
+  auto attn_text = std::make_shared<std::string>(), attn_translation = std::make_shared<std::string>();
+  auto attn_out = std::make_shared<std::string>();
+  auto attn_layer = std::make_shared<int>(-1);
+  attn->add_option("-m,--model", attn_args->model, "model directory")->required();
+  attn->add_option("--checkpoint", attn_args->checkpoint, "which checkpoint (default: the newest good one)");
+  attn->add_option("--text", *attn_text, "the source sentence")->required();
+  attn->add_option("--translation", *attn_translation, "its translation (default: the model's own, greedy)");
+  attn->add_option("--layer", *attn_layer, "one decoder layer (default: all)");
+  attn->add_option("--out", *attn_out, "HTML file to write (default: cross-attention.html in the model directory)");
+
+  return [=]() -> int {
+    if (train->parsed()) {
+      for (const Field& f : translation_fields(*options))
+        if (field_given(train, f)) control->given.push_back(f.name);
+      if (control->force && !control->resume.empty()) throw Error("--force starts a new run; it does not go with --resume");
+      install_stop_handlers(on_translate_stop);
+      control->stop_requested = [](int) { return g_stop_signal != 0; };
+      const RunResult r = train_translation(*options, stderr, *control);
+      std::fprintf(stderr, "done: %d steps in %.1f s, dev loss %.4f\n", r.steps_done, r.seconds, r.final_val_loss);
+      return 0;
+    }
+    if (eval->parsed()) {
+      apply_threads_flag(eval_args->threads);
+      TranslationModel m = load_translation_model(eval_args->model, eval_args->checkpoint);
+      std::string columns = *eval_columns;
+      if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
+      const size_t comma = columns.find(',');
+      if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
+      const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
+      if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
+        throw Error("--data " + *eval_data + ": its columns (" + columns + ") are not the model's languages " +
+                    m.source + " and " + m.target);
+      const bool source_first = m.source == first;
+      const PairFile file = read_pairs(*eval_data);
+      std::vector<std::string> hyps, refs;
+      const auto start = std::chrono::steady_clock::now();
+      for (const SentencePair& p : file.pairs) {
+        if (*eval_limit > 0 && int(hyps.size()) == *eval_limit) break;
+        const std::string& src = source_first ? p.first : p.second;
+        const std::vector<int> ids = source_ids(m, src, *eval_data + ":" + std::to_string(p.line));
+        hyps.push_back(m.tokenizer->decode(translate_ids(*m.model, ids, eval_args->decode)));
+        refs.push_back(source_first ? p.second : p.first);
+      }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const BleuScore bleu = corpus_bleu(hyps, refs);
+      const double chrf = corpus_chrf(hyps, refs);
+      char alpha_text[32];
+      std::snprintf(alpha_text, sizeof alpha_text, "%g", double(eval_args->decode.alpha));
+      std::printf("BLEU %.2f  (%.1f/%.1f/%.1f/%.1f, BP %.3f, hyp %ld, ref %ld)  signature %s\n", bleu.score,
+                  bleu.precisions[0], bleu.precisions[1], bleu.precisions[2], bleu.precisions[3], bleu.brevity_penalty,
+                  bleu.hyp_len, bleu.ref_len, kBleuSignature);
+      std::printf("chrF %.2f  signature %s\n", chrf, kChrfSignature);
+      std::printf("%zu sentences %s -> %s, %s, %.1f s (%.1f sentences/s)\n", hyps.size(), m.source.c_str(),
+                  m.target.c_str(),
+                  eval_args->decode.beam > 1
+                      ? ("beam " + std::to_string(eval_args->decode.beam) + ", alpha " + alpha_text).c_str()
+                      : "greedy",
+                  seconds, double(hyps.size()) / std::max(seconds, 1e-9));
+      if (file.skipped) std::printf("%d bad lines skipped\n", file.skipped);
+      return 0;
+    }
+    if (attn->parsed()) {
+      TranslationModel m = load_translation_model(attn_args->model, attn_args->checkpoint);
+      if (!utf8_valid(*attn_text) || !utf8_valid(*attn_translation)) throw Error("--text/--translation: invalid UTF-8");
+      const std::vector<int> source = source_ids(m, *attn_text, "--text");
+      std::vector<int> target = attn_translation->empty()
+                                    ? translate_ids(*m.model, source, DecodeOptions{})
+                                    : m.tokenizer->encode(*attn_translation, "--translation", Unknown::kReplace, nullptr);
+      if (int(target.size()) + 1 > m.config.block_size) target.resize(m.config.block_size - 1);
+      const std::string html = cross_attention_html(*m.model, *m.tokenizer, source, target, *attn_layer);
+      const fs::path out = attn_out->empty() ? fs::path(attn_args->model) / "cross-attention.html" : fs::path(*attn_out);
+      write_file_atomic(out, html);
+      std::fprintf(stderr, "wrote %s (%s -> %s)\n", out.string().c_str(), m.tokenizer->decode(source).c_str(),
+                   m.tokenizer->decode(target).c_str());
+      return 0;
+    }
+    if (decode->model.empty()) throw Error("--model is required: a model directory written by potop translate train");
+    return run_translate(*decode, *input);
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,116 @@
+#include "generate/translator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/error.h"
+#include "tokenizer/tokenizer.h"
+
+namespace potop {
+
+namespace {
+
+// log softmax of one row of logits, in double.
+std::vector<double> log_softmax(const float* logits, int V) {
+  const float mx = *std::max_element(logits, logits + V);
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(double(logits[v]) - mx);
+  const double lse = mx + std::log(sum);
+  std::vector<double> out(V);
+  for (int v = 0; v < V; ++v) out[v] = logits[v] - lse;
+  return out;
+}
+
+struct Hypothesis {
+  std::vector<int> tokens;  // generated so far (without <s>)
+  double logp = 0;
+  KVCache cache;
+};
+
+double length_penalty(size_t length, float alpha) { return std::pow((5.0 + double(length)) / 6.0, double(alpha)); }
+
+int max_target(const EncoderDecoder& model, size_t source_length, const DecodeOptions& options) {
+  return std::min<int>(model.config().block_size - 1, int(source_length) + options.max_extra);
+}
+
+}  // namespace
+
+std::vector<int> greedy_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options) {
+  POTOP_CHECK(!source.empty(), "greedy_search: empty source");
+  const int V = model.config().vocab_size, max_len = max_target(model, source.size(), options);
+  model.encode(source.data(), int(source.size()));
+  KVCache cache = model.new_cache();
+  std::vector<int> out;
+  int last = kBosId;
+  for (int step = 0; step <= max_len; ++step) {
+    const float* logits = model.decode(&last, 1, cache);
+    const int next = int(std::max_element(logits, logits + V) - logits);  // the first of equal maxima
+    if (next == kEosId) break;
+    out.push_back(next);
+    if (step == max_len) break;
+    last = next;
+  }
+  return out;
+}
+
+std::vector<int> translate_ids(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options) {
+  return options.beam <= 1 ? greedy_search(model, source, options) : beam_search(model, source, options);
+}
+
+std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options) {
+  POTOP_CHECK(!source.empty() && options.beam >= 1, "beam_search: empty source or beam < 1");
+  const int V = model.config().vocab_size, K = options.beam;
+  const int max_len = max_target(model, source.size(), options);
+  model.encode(source.data(), int(source.size()));
+  std::vector<Hypothesis> alive;
+  alive.push_back({{}, 0.0, model.new_cache()});
+  struct Finished {
+    std::vector<int> tokens;
+    double score;
+  };
+  std::vector<Finished> finished;
+  for (int step = 0; step <= max_len && !alive.empty() && int(finished.size()) < K; ++step) {
+    // Every alive hypothesis extended by its K best tokens (K best overall is among them).
+    struct Candidate {
+      double logp;
+      int from, token;
+    };
+    std::vector<Candidate> candidates;
+    for (int h = 0; h < int(alive.size()); ++h) {
+      Hypothesis& hyp = alive[h];
+      const int last = hyp.tokens.empty() ? kBosId : hyp.tokens.back();
+      const std::vector<double> lp = log_softmax(model.decode(&last, 1, hyp.cache), V);
+      std::vector<int> ids(V);
+      std::iota(ids.begin(), ids.end(), 0);
+      std::partial_sort(ids.begin(), ids.begin() + std::min(K, V), ids.end(),
+                        [&](int a, int b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
+      for (int i = 0; i < std::min(K, V); ++i) candidates.push_back({hyp.logp + lp[ids[i]], h, ids[i]});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.logp > b.logp; });
+    std::vector<Hypothesis> next;
+    for (const Candidate& c : candidates) {
+      if (int(next.size()) + int(finished.size()) >= K) break;
+      const Hypothesis& from = alive[c.from];
+      std::vector<int> tokens = from.tokens;
+      if (c.token == kEosId || step == max_len) {
+        if (c.token != kEosId) tokens.push_back(c.token);
+        finished.push_back({std::move(tokens), c.logp / length_penalty(from.tokens.size() + 1, options.alpha)});
+        continue;
+      }
+      tokens.push_back(c.token);
+      next.push_back({std::move(tokens), c.logp, from.cache});
+    }
+    alive = std::move(next);
+  }
+  for (Hypothesis& h : alive)  // out of length: unfinished prefixes compete as they are
+    finished.push_back({h.tokens, h.logp / length_penalty(h.tokens.size(), options.alpha)});
+  POTOP_CHECK(!finished.empty(), "beam search finished nothing");
+  const auto best = std::max_element(finished.begin(), finished.end(),
+                                     [](const Finished& a, const Finished& b) { return a.score < b.score; });
+  return best->tokens;
+}
+
+}  // namespace potop

@@ -1,0 +1,32 @@
+// Decoding a trained encoder-decoder: greedy search and beam search with GNMT's length penalty.
+// The source is encoded once; each hypothesis keeps its own KV cache of the decoder's
+// self-attention, so a step costs one position's work per hypothesis.
+//
+//   greedy:  y_t = argmax p(y | y_<t, x) until </s> or the length limit
+//   beam K:  keep the K best prefixes by log p; a prefix ending in </s> is finished and scored
+//            log p(Y) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^α (|Y| counts </s>); stop when K are
+//            finished or at the limit (unfinished prefixes then compete as they are); the best
+//            score wins. With K = 1 this is greedy search.
+#pragma once
+#include <span>
+#include <vector>
+
+#include "model/encoder_decoder.h"
+
+namespace potop {
+
+struct DecodeOptions {
+  int beam = 1;         // 1: greedy
+  float alpha = 0.6f;   // length penalty exponent (GNMT)
+  int max_extra = 16;   // at most |source| + max_extra target tokens (and block_size - 1)
+};
+
+// The target ids (without <s> and </s>) for source ids (ending in </s>, at most block_size), by
+// beam search (options.beam hypotheses; 1 is greedy search done the beam's way).
+std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
+// Greedy search, one hypothesis and no bookkeeping.
+std::vector<int> greedy_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
+// greedy_search for beam 1, else beam_search.
+std::vector<int> translate_ids(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
+
+}  // namespace potop
