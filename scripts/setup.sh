@@ -20,6 +20,8 @@ packages=(
   python3 python3-torch python3-numpy
   # the default corpus on machines without ../shared/data/potop.txt
   fortunes-pl
+  # word2vec's anchors: gensim (tests read potop's vectors with it; bench/word2vec.py) and fastText
+  python3-gensim fasttext
 )
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

@@ -16,5 +16,6 @@ Run add_attention(CLI::App& app);
 Run add_info(CLI::App& app);
 Run add_tokenizer(CLI::App& app);
 Run add_prepare(CLI::App& app);
+Run add_word2vec(CLI::App& app);
 
 }  // namespace potop::cli
