@@ -60,7 +60,7 @@ TEST(NegativeSampling, LossIsFiniteForLargeScores) {
   std::vector<float> dh{0.0f}, dout{0.0f, 0.0f};
   const double loss = negative_sampling_forward_backward(dh.data(), dout.data(), h.data(), outputs.data(), 2, 1);
   EXPECT_NEAR(loss, 800.0, 1e-6);
-  EXPECT_NEAR(dh[0], -40.0f, 1e-4);  // (σ(-400) - 1)·(-20) + σ(400)·20
+  EXPECT_NEAR(dh[0], 40.0f, 1e-4);  // (σ(-400) - 1)·(-20) + σ(400)·20
 }
 
 TEST(NegativeSampling, SgdStepIsMinusLrTimesTheGradient) {
