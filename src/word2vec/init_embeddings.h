@@ -3,7 +3,7 @@
 // the vectors' vocabulary (looked up as spelled, then lowercased) becomes that word's vector;
 // other tokens (spaces, punctuation, the specials, words word2vec dropped as rare) keep their
 // random init. The copied vectors are scaled by one common factor so that their RMS element
-// equals the RMS of the table's random init (N(0, 0.02) for GPT-2): word2vec vectors are ~50×
+// equals the RMS of the table's random init (N(0, 0.02) for GPT-2): trained word2vec vectors are ~10×
 // larger, and the table is also the tied output layer, so unscaled rows would start the logits
 // far from uniform. Directions and relative lengths, what word2vec learned, are kept.
 #pragma once
