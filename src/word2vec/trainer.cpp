@@ -173,7 +173,7 @@ WordVectors train_word2vec(const Vocabulary& vocab, const Corpus& corpus, const 
   {
     Lcg init{options.seed};
     for (float& x : vectors.input)
-      x = (static_cast<float>(init.u32() & 0xFFFF) / 65536.0f - 0.5f) / static_cast<float>(D);
+      x = (static_cast<float>(init.u32() & 0xFFFF) / 32768.0f - 1.0f) / static_cast<float>(D);
   }
   Shared s{corpus, options, subsampling_thresholds(vocab, options.sample), unigram_table(vocab),
            vectors.input.data(), vectors.output.data(),

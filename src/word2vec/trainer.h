@@ -10,7 +10,8 @@
 //  - Hogwild: `threads` threads each take a contiguous share of the sentences and update the
 //    shared vectors without locks, as word2vec.c does. So a run with threads > 1 is not
 //    reproducible bit for bit; with 1 thread and the same seed it is.
-// Vectors start as word2vec.c's: input uniform in [-0.5, 0.5) / dim, output zero.
+// Vectors start as gensim 4's: input uniform in [-1, 1) / dim (word2vec.c's range is half that;
+// with it CBOW scored ~1 analogy point below gensim, docs/word2vec.md), output zero.
 #pragma once
 #include <cstdint>
 #include <functional>
