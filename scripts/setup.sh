@@ -25,6 +25,8 @@ packages=(
   # potop serve: HTTP (cpp-httplib); its browser test (chromium driven by playwright-core from
   # npm, tests/browser) and load benchmark (wrk)
   libcpp-httplib-dev chromium nodejs npm wrk
+  # word2vec's anchors: gensim (tests read potop's vectors with it; bench/word2vec.py) and fastText
+  python3-gensim fasttext
 )
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

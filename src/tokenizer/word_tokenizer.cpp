@@ -110,6 +110,17 @@ std::string json_quoted(std::string_view s) { return nlohmann::json(std::string(
 
 }  // namespace
 
+void for_each_word_segment(std::string_view text, bool lowercase,
+                           const std::function<void(std::string_view segment, long line)>& f) {
+  for_each_word(text, lowercase, f);
+}
+
+std::string lowercase_text(std::string_view text) {
+  std::string out;
+  lowercase_into(text, out);
+  return out;
+}
+
 WordTokenizer::WordTokenizer(std::vector<std::string> tokens, bool lowercase, std::string_view source)
     : tokens_(std::move(tokens)), lowercase_(lowercase) {
   const std::string src(source);

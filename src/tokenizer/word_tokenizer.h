@@ -16,6 +16,7 @@
 //   {"lowercase": false, "words": ["<pad>", "<bos>", "<eos>", "<unk>", " ", ",", "się", ...]}
 // (every token in id order, specials first).
 #pragma once
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,14 @@ struct WordTrainOptions {
   long min_count = 1;    // keep words seen at least this often
   long vocab_size = 0;   // at most this many tokens, specials included; 0: no limit
 };
+
+// The word tokenizer's splitting, for other word-level models (word2vec): calls f(segment,
+// line number) for every segment between two word boundaries of each line (after lowercasing
+// when asked), and f("\n", line) between lines, exactly the words WordTokenizer counts.
+void for_each_word_segment(std::string_view text, bool lowercase,
+                           const std::function<void(std::string_view segment, long line)>& f);
+// ICU's full lowercase mapping, root locale (what lowercase means above).
+std::string lowercase_text(std::string_view text);
 
 class WordTokenizer final : public Tokenizer {
  public:

@@ -22,6 +22,9 @@ std::vector<Field> option_fields(TrainOptions& o) {
        &o.tokenizer},
       {"init-from", "fine-tune: start from this model's weights and tokenizer (a model directory or .safetensors), "
                     "with a new optimizer and schedule", &o.init_from},
+      {"init-embeddings", "with a word --tokenizer: start the token embeddings from these word2vec vectors (a "
+                          "potop word2vec directory or a vectors .bin/.txt file, dimension n-embd)",
+       &o.init_embeddings},
   };
   for (Field& f : gpt_fields(o.model)) fields.push_back(std::move(f));
   std::vector<Field> rest{
@@ -98,6 +101,8 @@ void validate(const TrainOptions& o) {
   require(!o.out.empty(), "out", "must name a directory");
   require(o.tokenizer.empty() || o.init_from.empty(), "tokenizer",
           "does not go with --init-from, which brings the model's own tokenizer");
+  require(o.init_embeddings.empty() || o.init_from.empty(), "init-embeddings",
+          "does not go with --init-from, which brings the model's own weights");
   require(std::isfinite(o.val_fraction) && o.val_fraction >= 0 && o.val_fraction < 1, "val-fraction",
           "must be in [0, 1) (got " + num(o.val_fraction) + ")");
   const GPTConfig& m = o.model;

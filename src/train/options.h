@@ -22,6 +22,7 @@ struct TrainOptions {
   Unknown unknown = Unknown::kError;  // characters outside a kept vocabulary (resume, new text)
   std::string tokenizer;  // a tokenizer directory; empty: a char tokenizer of the text
   std::string init_from;  // a model to start from (fine-tuning): its weights and tokenizer
+  std::string init_embeddings;  // word2vec vectors to start a word tokenizer's wte from
   // model: its vocab_size comes from the data
   GPTConfig model;
   // optimisation: nanoGPT's small character-level recipe

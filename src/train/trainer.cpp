@@ -21,6 +21,7 @@
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/word_tokenizer.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
@@ -28,10 +29,28 @@
 #include "train/resume.h"
 #include "train/run.h"
 #include "train/schedule.h"
+#include "word2vec/init_embeddings.h"
 
 namespace potop {
 
 namespace {
+
+// --init-embeddings: the token table's rows of the words word2vec knows (word2vec/init_embeddings.h).
+void start_embeddings(GPT& model, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log) {
+  const auto* words = dynamic_cast<const WordTokenizer*>(&tokenizer);
+  if (!words)
+    throw Error("--init-embeddings needs a word tokenizer (--tokenizer DIR of kind word), not a " + tokenizer.kind() +
+                " tokenizer: word2vec vectors are per word");
+  ParameterSet& params = model.parameters();
+  const auto& specs = params.layout().specs();
+  const auto wte = std::find_if(specs.begin(), specs.end(), [](const TensorSpec& s) { return s.name == "wte.weight"; });
+  POTOP_CHECK(wte != specs.end(), "the GPT has no wte.weight");
+  const EmbeddingInit r = init_embeddings(params.values().at(*wte), static_cast<int>(wte->shape[0]),
+                                          static_cast<int>(wte->shape[1]), *words, read_word2vec(vectors_path),
+                                          vectors_path);
+  std::fprintf(log, "init-embeddings: %d of %d token embeddings from %s (scaled by %.4g to the init's size); %d kept "
+               "their random init\n", r.copied, r.copied + r.kept, vectors_path.c_str(), r.scale, r.kept);
+}
 
 // The model of a fine-tuning run: the base model's shape. A shape flag given with another value
 // is refused (the weights could not be used); dropout is the run's own when given.
@@ -85,6 +104,8 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   if (resuming && (!requested.tokenizer.empty() || !requested.init_from.empty()))
     throw Error(std::string(requested.tokenizer.empty() ? "--init-from" : "--tokenizer") +
                 " starts a new run; a resumed run keeps its model and tokenizer");
+  if (resuming && !requested.init_embeddings.empty())
+    throw Error("--init-embeddings starts a new run; a resumed run keeps its weights");
   // --data is a text file (read and encoded here, in memory) or a data directory written by
   // potop prepare (memory-mapped shards, already encoded and split).
   std::optional<PreparedData> prepared;
@@ -181,6 +202,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     base->model.reset();
   } else if (!resuming) {
     model.init_weights(options.seed);
+    if (!options.init_embeddings.empty()) start_embeddings(model, *tokenizer, options.init_embeddings, log);
   }
   BatchParallel parallel(model, replicas);
   parallel.reserve({B, T});
