@@ -75,6 +75,12 @@ class MpiCommunicator final : public Communicator {
 
   void sum_floats(float* data, size_t n) override {
     const profile::Scope scope("allreduce");
+    // --profile: time spent waiting for the slowest rank apart from the exchange itself.
+    if (profile::enabled()) {
+      const profile::Scope wait("wait for ranks");
+      check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    }
+    const profile::Scope exchange("exchange");
     const size_t P = static_cast<size_t>(size_);
     const size_t chunk = (n + P - 1) / P;
     POTOP_CHECK(chunk <= static_cast<size_t>(INT32_MAX), "gradient chunk too large for one MPI message");
