@@ -363,6 +363,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   settings.skip_nonfinite = options.skip_nonfinite, settings.profile = options.profile;
   settings.tokens_per_step = long(B) * T * options.grad_accum * P;
   settings.writes = writer;
+  if (P > 1) settings.command = "mpirun -np " + std::to_string(P) + " potop train";  // how to resume it
   return run_training(settings, job, state, resuming, log);
 }
 
