@@ -10,6 +10,8 @@ packages=(
   libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libomp-dev
   # tokenizers: SentencePiece (bpe, unigram) and ICU (word boundaries, case mapping)
   libsentencepiece-dev libicu-dev
+  # multi-process training (mpirun -np P potop train: docs/distributed.md)
+  openmpi-bin libopenmpi-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # SentencePiece's own spm_train and spm_encode: the agreement tests and the tokenizer benchmark

@@ -102,6 +102,7 @@ void save_train_state(const fs::path& path, const ParameterSet& params, const Mo
       {"potop.nonfinite_skipped", std::to_string(state.nonfinite_skipped)},
       {"potop.data_hash", hash_hex(state.data_hash)},
       {"potop.threads", std::to_string(state.threads)},
+      {"potop.ranks", std::to_string(state.ranks)},
       {"potop.elapsed_s", format_double(state.elapsed_s)},
       // replace: a data path that is not valid UTF-8 must not make the checkpoint unwritable
       {"potop.options", state.options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)},
@@ -141,6 +142,8 @@ TrainState read_train_state(const SafetensorsFile& file) {
   s.data_hash = r.hex64("potop.data_hash");
   s.vocab_hash = r.hex64("potop.vocab_hash");
   s.threads = r.integer<int>("potop.threads", 1);
+  // Absent from states written before multi-process training: one process.
+  s.ranks = file.metadata_value("potop.ranks") ? r.integer<int>("potop.ranks", 1) : 1;
   s.elapsed_s = r.real<double>("potop.elapsed_s");
   s.options = r.object("potop.options");
   s.config = r.object("potop.config");

@@ -53,6 +53,7 @@ struct TrainState {
   uint64_t data_hash = 0;     // FNV-1a-64 of the training text (hash_training_text)
   uint64_t vocab_hash = 0;    // Tokenizer::hash(), written by save_weights from the header's tokenizer
   int threads = 0;            // threads actually used (bit-identical resume needs the same)
+  int ranks = 1;              // processes of a multi-process run (mpirun -np P); 1 when absent
   double elapsed_s = 0;       // training time before this checkpoint, over all sessions
   nlohmann::json options = nlohmann::json::object();  // to_json(TrainOptions)
   nlohmann::json config = nlohmann::json::object();   // to_json(GPTConfig)

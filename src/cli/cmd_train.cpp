@@ -13,6 +13,7 @@
 #include "cli/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "dist/communicator.h"
 #include "train/trainer.h"
 
 namespace potop::cli {
@@ -47,7 +48,38 @@ Run add_train(CLI::App& app) {
     }
     install_training_stop_handlers();
     control->stop_requested = [](int) { return training_stop_requested(); };
-    const TrainResult r = train(*options, stderr, *control);
+    // Under mpirun this process is one rank of the run (docs/distributed.md); MPI is started
+    // only then, and ends when `comm` does.
+    const std::unique_ptr<Communicator> comm = make_communicator();
+    RanksOfRun ranks{comm.get()};
+    if (comm->size() > 1) control->ranks = &ranks;
+    // Rank 0 prints; the others log nowhere.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> quiet(comm->rank() == 0 ? nullptr : std::fopen("/dev/null", "w"),
+                                                          std::fclose);
+    TrainResult r;
+    try {
+      r = train(*options, quiet ? quiet.get() : stderr, *control);
+    } catch (const std::exception& e) {
+      if (comm->size() == 1) throw;
+      if (!ranks.agreed) {  // this rank failed in setup: the others wait for it at the agreement
+        ranks.agreed = ranks.refused = true;
+        const std::string message = agree_on_setup(*comm, e.what(), nullptr);
+        if (comm->rank() == 0) throw Error(message);
+        return 1;
+      }
+      if (ranks.refused) {  // every rank refuses the run; rank 0 says why
+        if (comm->rank() == 0) throw;
+        return 1;
+      }
+      // A failure in the middle of the run: the other ranks may be waiting for this one in a
+      // collective, so the whole run ends here (the last checkpoint stays loadable: every file
+      // is written atomically).
+      std::fflush(stdout);
+      std::fprintf(stderr, "potop: error: rank %d of %d: %s; stopping every rank\n", comm->rank(), comm->size(),
+                   e.what());
+      comm->abort(1);
+    }
+    if (comm->rank() != 0) return 0;
     if (*json) {
       auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
       const nlohmann::json summary = {{"out", control->resume.empty() ? options->out : control->resume},

@@ -82,6 +82,11 @@ void BatchSampler::next(int* x, int* y) {
   }
 }
 
+void BatchSampler::skip() {
+  const uint64_t starts = tokens_.size() - static_cast<size_t>(T_);
+  for (int b = 0; b < B_; ++b) rng_.below(starts);  // the draws of next(), one per row
+}
+
 std::vector<EvalWindow> eval_windows(size_t n_tokens, int T, int stride) {
   if (T < 1) throw Error("evaluation window (block size) must be at least 1, got " + std::to_string(T));
   if (stride == 0) stride = T;

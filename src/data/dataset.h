@@ -71,6 +71,9 @@ class BatchSampler {
 
   // x (B, T), y (B, T).
   void next(int* x, int* y);
+  // Moves past the batch next() would give, without reading it: the batches of the other ranks
+  // of a multi-process run, which all draw from one sequence (train/trainer.cpp).
+  void skip();
 
   // The generator state: saved in checkpoints so a resumed run draws the same batches.
   Rng::State state() const { return rng_.state(); }

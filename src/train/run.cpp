@@ -33,11 +33,17 @@ std::string number(double v) {
 RunResult run_training(const RunSettings& settings, const RunJob& job, TrainState state, bool resuming,
                        std::FILE* log) {
   const fs::path& out = settings.out;
-  if (const int n = remove_stale_temporaries(out); n > 0)
-    std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
-  if (resuming) truncate_metrics(out / "metrics.jsonl", state.step, state.eval_pending);
-  else write_file_atomic(out / "metrics.jsonl", std::string_view{});
-  MetricsLog metrics((out / "metrics.jsonl").string());
+  if (settings.writes) {
+    if (const int n = remove_stale_temporaries(out); n > 0)
+      std::fprintf(log, "removed %d temporary file%s left by an interrupted write\n", n, n == 1 ? "" : "s");
+    if (resuming) truncate_metrics(out / "metrics.jsonl", state.step, state.eval_pending);
+    else write_file_atomic(out / "metrics.jsonl", std::string_view{});
+  }
+  std::optional<MetricsLog> metrics_log;
+  if (settings.writes) metrics_log.emplace((out / "metrics.jsonl").string());
+  auto write_metrics = [&](const nlohmann::json& record) {
+    if (metrics_log) metrics_log->write(record);
+  };
 
   RunResult result{state.train_loss, state.val_loss, state.best_score, 0, 0, 0, false, state.nonfinite_skipped};
   Progress progress(settings.steps, log);
@@ -49,6 +55,10 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   // keep, and the state (resume.safetensors) last: until that rename, the previous state stays
   // the one to resume from, and everything written before it is rewritten identically on resume.
   auto checkpoint = [&](int step, const Metadata& meta, bool best, bool eval_pending = false) {
+    if (!settings.writes) {
+      checkpoint_step = step;
+      return;
+    }
     job.save_weights(out / "latest.safetensors", meta);
     if (best) job.save_weights(out / "best.safetensors", meta);
     state.step = step, state.eval_pending = eval_pending;
@@ -99,7 +109,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
                                {"val_loss", has_val ? nlohmann::json(e.val_loss) : nlohmann::json(nullptr)}};
       for (const auto& [name, value] : e.extra) record[name] = value;
       record["elapsed_s"] = elapsed();
-      metrics.write(record);
+      write_metrics(record);
       const float score = has_val ? e.val_loss : e.train_loss;
       const bool best = score < result.best_val_loss;
       if (best) result.best_val_loss = score;
@@ -131,12 +141,12 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       ++result.nonfinite_skipped;
       std::fprintf(log, "step %d: %s; step skipped (--skip-nonfinite; %d so far)\n", step + 1, what.c_str(),
                    result.nonfinite_skipped);
-      metrics.write({{"kind", "skipped"}, {"step", step + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm}});
+      write_metrics({{"kind", "skipped"}, {"step", step + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm}});
       continue;
     }
     progress.update(step + 1, r.loss, r.lr, settings.tokens_per_step);
     if ((step + 1) % settings.log_interval == 0 || step + 1 == settings.steps) {
-      metrics.write({{"kind", "train"}, {"step", step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+      write_metrics({{"kind", "train"}, {"step", step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
                      {"tokens_per_s", interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0},
                      {"elapsed_s", elapsed()}});
       interval_tokens = 0, interval_seconds = 0;

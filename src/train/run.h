@@ -38,6 +38,9 @@ struct RunSettings {
   long tokens_per_step = 0;     // for tokens/s
   bool profile = false;         // print the per-kernel table at the end
   std::string command = "potop train";  // how the user resumes: "<command> --resume <out>"
+  // false on the ranks other than 0 of a multi-process run: they run every step and evaluation
+  // but write no file (checkpoints, metrics.jsonl); rank 0 writes them alone.
+  bool writes = true;
 };
 
 // One evaluation: the mean loss on the training data and on the held-out data (NaN when the run

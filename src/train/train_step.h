@@ -5,6 +5,7 @@
 //   for each of the step's micro-batches: forward (training, its own dropout seed), backward of
 //     1/M of its loss (the step's loss is the mean over the M micro-batches)
 //   sum the replicas' gradients
+//   sum the gradients (and losses) of the ranks, with several processes (dist/communicator.h)
 //   clip the global gradient norm (or just measure it)
 //   AdamW at the step's learning rate — only when the loss and the norm are finite: otherwise
 //     nothing is updated and the caller decides (stop, or skip the step)
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "dist/communicator.h"
 #include "model/model.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
@@ -21,11 +23,16 @@ namespace potop {
 struct StepSettings {
   float lr = 1e-3f;
   float grad_clip = 1.0f;  // 0: measure the norm, do not clip
-  int micro_batches = 1;
+  int micro_batches = 1;  // of this process
   // Dropout masks of micro-batch k of step s come from hash64(dropout_seed, s·M + k), so a
   // resumed run draws the same masks as an uninterrupted one.
   uint64_t dropout_seed = 0;
   long step = 0;
+  // The processes of a multi-process run (null: this one alone). With P ranks the step has
+  // M·P micro-batches, rank r running micro-batches k = m·P + r (m < M); each is weighted 1/(M·P)
+  // and the gradients and losses are summed over the ranks before clipping, so every rank takes
+  // the same AdamW step as one process running all M·P micro-batches (--grad-accum M·P).
+  Communicator* ranks = nullptr;
 };
 
 struct StepResult {

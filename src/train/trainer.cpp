@@ -92,6 +92,13 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   }
   validate(options);
   apply_threads_flag(options.threads);
+  // The ranks of a multi-process run; rank 0 alone writes files and prints.
+  SingleProcess one_process;
+  Communicator& comm = control.ranks ? *control.ranks->comm : static_cast<Communicator&>(one_process);
+  const int P = comm.size();
+  const bool writer = comm.rank() == 0;
+  // Ranks on one machine share its cores unless --threads says otherwise.
+  if (P > 1 && options.threads == 0) set_threads(std::max(1, hardware_threads() / comm.local_size()));
   profile::enable(options.profile);
   const fs::path out = options.out;
 
@@ -176,7 +183,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   }
   const TokenView train_tokens = corpus.train(), val_tokens = corpus.val();
   const bool has_val = !val_tokens.empty();
-  ensure_writable_directory(out);
+  if (writer) ensure_writable_directory(out);
   const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : previous_run_files(out, control.force);
 
   // The model, checked against the machine's memory before anything is allocated.
@@ -217,6 +224,23 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     state_file.reset();  // the tensors are copied; free the file's bytes
   }
 
+  // Every rank has set up the same run (or the run is refused) before anything is written.
+  if (control.ranks) {
+    const Arena& weights = model.parameters().values();
+    nlohmann::json options_json = to_json(options);
+    for (const char* per_rank : {"data", "out", "threads"}) options_json.erase(per_rank);
+    const nlohmann::json fingerprint = {
+        {"potop_version", POTOP_VERSION}, {"options", options_json}, {"data_hash", hash_hex(data_hash)},
+        {"tokenizer_hash", hash_hex(tokenizer->hash())}, {"start_step", resuming ? state.step : 0},
+        {"weights_hash", hash_hex(fnv1a64_raw(weights.data(), weights.floats() * sizeof(float)))}};
+    const std::string refused = agree_on_setup(comm, "", fingerprint);
+    control.ranks->agreed = true;
+    if (!refused.empty()) {
+      control.ranks->refused = true;
+      throw Error(refused);
+    }
+  }
+
   if (const PreparedData* data = corpus.prepared_data()) {
     const DataManifest& m = data->manifest();
     std::fprintf(log, "data: %s (prepared): %llu characters in %llu file%s, %s tokenizer, vocabulary %d, train %zu / val %zu tokens\n",
@@ -240,6 +264,9 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
                    : "each kernel split over them";
   std::fprintf(log, "threads: %d, %s (--parallel %s), GEMM: %s\n", get_threads(), threading.c_str(),
                options.parallel.c_str(), blas_name());
+  if (P > 1)
+    std::fprintf(log, "ranks: %d (%s); global batch %d rows (--batch-size %d x --grad-accum %d x %d ranks) of %d "
+                 "tokens\n", P, comm.describe().c_str(), B * options.grad_accum * P, B, options.grad_accum, P, T);
   if (options.verbose) print_memory_plan(log, plan);
   else
     std::fprintf(log, "memory: about %s (--verbose shows the plan)\n", format_bytes(static_cast<size_t>(plan.total())).c_str());
@@ -254,11 +281,15 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     if (state.threads != get_threads())
       std::fprintf(log, "note: the run used %d threads and now uses %d: losses will not be bit-identical to an "
                    "uninterrupted run\n", state.threads, get_threads());
-  } else if (!previous.empty()) {
+    if (state.ranks != P)
+      std::fprintf(log, "note: the run used %d rank%s and now uses %d: the global batch is now %d rows, and the sums "
+                   "are rounded in another order\n", state.ranks, state.ranks == 1 ? "" : "s", P,
+                   B * options.grad_accum * P);
+  } else if (!previous.empty() && writer) {
     for (const fs::path& f : previous) fs::remove(f);
     std::fprintf(log, "note: --force: the model that was in %s is removed; a new run starts\n", out.string().c_str());
   }
-  save_model_files(out, config, *tokenizer, to_json(options));
+  if (writer) save_model_files(out, config, *tokenizer, to_json(options));
 
   // The job the run harness runs.
   const LRSchedule schedule{options.lr, options.min_lr, options.warmup, options.decay_steps()};
@@ -267,9 +298,15 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   const ModelHeader header = gpt_header(config, *tokenizer);
   RunJob job;
   job.step = [&](int step) {
-    const StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step};
+    const StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step, &comm};
+    // The step's micro-batches come from one sequence, in turn to each rank: rank r trains on
+    // batches r, r + P, r + 2P, … and skips the others, so that P ranks see exactly the batches
+    // of one process with P times the --grad-accum, and every rank's sampler stays in step.
     return train_step(parallel, optimizer, s, [&] {
-      sampler.next(x.data(), y.data());
+      for (int r = 0; r < P; ++r) {
+        if (r == comm.rank()) sampler.next(x.data(), y.data());
+        else sampler.skip();
+      }
       return Batch{{B, T}, x.data(), y.data()};
     });
   };
@@ -288,14 +325,20 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     s.adam_steps = optimizer.steps_taken(), s.sampler = sampler.state();
     s.data_hash = data_hash, s.vocab_hash = tokenizer->hash();
     s.options = to_json(options), s.config = to_json(config);
+    s.ranks = P;
     save_train_state(path, model.parameters(), header, optimizer_state, s);
   };
-  job.stop_requested = control.stop_requested;
+  job.stop_requested = [&](int steps_done) {
+    const bool mine = control.stop_requested && control.stop_requested(steps_done);
+    return P > 1 ? comm.any(mine) : mine;  // every rank stops at the same step
+  };
   RunSettings settings;
   settings.out = out, settings.steps = options.steps, settings.eval_interval = options.eval_interval;
   settings.log_interval = options.log_interval, settings.keep = options.keep;
   settings.skip_nonfinite = options.skip_nonfinite, settings.profile = options.profile;
-  settings.tokens_per_step = long(B) * T * options.grad_accum;
+  settings.tokens_per_step = long(B) * T * options.grad_accum * P;
+  settings.writes = writer;
+  if (P > 1) settings.command = "mpirun -np " + std::to_string(P) + " potop train";  // how to resume it
   return run_training(settings, job, state, resuming, log);
 }
 

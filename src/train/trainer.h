@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "train/options.h"
 #include "train/run.h"
 
@@ -16,6 +17,16 @@ namespace potop {
 using TrainResult = RunResult;
 
 // How one invocation runs, beyond the options saved with the model.
+// The ranks of a multi-process run (mpirun -np P potop train), shared by the CLI and train().
+struct RanksOfRun {
+  Communicator* comm = nullptr;
+  // Set by train() once this rank has met the others at the end of setup (agree_on_setup). A
+  // rank whose setup throws before that must still meet them there, with its error: the CLI
+  // does it, so that no rank waits for it forever.
+  bool agreed = false;
+  bool refused = false;  // the agreement refused the run (rank 0 reports it, every rank exits 1)
+};
+
 struct TrainControl {
   // Continue the run saved in this model directory (or state file) instead of starting anew.
   std::string resume;
@@ -29,6 +40,10 @@ struct TrainControl {
   // Polled before each step with the number of steps done; returning true makes the trainer
   // write a checkpoint and return with interrupted = true (the CLI sets it on SIGINT/SIGTERM).
   std::function<bool(int steps_done)> stop_requested;
+  // Null: one process. Otherwise this process is one rank of a multi-process run: it trains on
+  // its share of each step's micro-batches, only rank 0 writes files and prints, and a stop
+  // request seen by any rank stops all of them at the same step.
+  RanksOfRun* ranks = nullptr;
 };
 
 // Throws potop::Error for every bad input (file, flag, directory, checkpoint), and when a
