@@ -102,21 +102,12 @@ const EncoderDecoderConfig& EncoderDecoder::config() const { return layers_->con
 
 MemoryPlan EncoderDecoder::plan(const EncoderDecoderConfig& config, const BatchShape& shape) {
   const Layers layers(config);
-  const Layout& params = layers.built.params;
   const double S = shape.S > 0 ? shape.S : shape.T;
   const double token_rows = double(shape.B) * shape.T, memory_rows = double(shape.B) * S;
   MemoryPlan plan;
-  plan.lines.push_back({"parameters", double(params.total_bytes()), /*shared=*/true});
-  plan.lines.push_back({"gradients", double(params.total_bytes())});
-  for (const auto& [what, bytes] : layers.enc_acts.bytes(memory_rows)) plan.lines.push_back({"encoder " + what, bytes});
-  for (const auto& [what, bytes] : layers.built.acts.bytes(token_rows, memory_rows))
-    plan.lines.push_back({"decoder " + what, bytes});
-  for (const TensorSpec& s : params.specs())
-    if (double(s.numel) > plan.largest_floats) plan.largest_tensor = s.name, plan.largest_floats = double(s.numel);
-  for (const auto& [group, floats] :
-       {layers.enc_acts.largest(memory_rows), layers.built.acts.largest(token_rows, memory_rows)})
-    if (floats > plan.largest_floats)
-      plan.largest_tensor = group, plan.largest_floats = floats, plan.largest_is_activation = true;
+  plan.add_parameters(layers.built.params);
+  plan.add_activations(layers.enc_acts, memory_rows, 0, "encoder ");
+  plan.add_activations(layers.built.acts, token_rows, memory_rows, "decoder ");
   return plan;
 }
 

@@ -74,16 +74,9 @@ const GPTConfig& GPT::config() const { return layers_->config; }
 
 MemoryPlan GPT::plan(const GPTConfig& config, const BatchShape& shape) {
   const Layers layers(config);
-  const Layout& params = layers.built.params;
-  const double rows = double(shape.B) * shape.T;
   MemoryPlan plan;
-  plan.lines.push_back({"parameters", double(params.total_bytes()), /*shared=*/true});
-  plan.lines.push_back({"gradients", double(params.total_bytes())});
-  for (const auto& [what, bytes] : layers.built.acts.bytes(rows)) plan.lines.push_back({what, bytes});
-  for (const TensorSpec& s : params.specs())
-    if (double(s.numel) > plan.largest_floats) plan.largest_tensor = s.name, plan.largest_floats = double(s.numel);
-  const auto [group, floats] = layers.built.acts.largest(rows);
-  if (floats > plan.largest_floats) plan.largest_tensor = group, plan.largest_floats = floats, plan.largest_is_activation = true;
+  plan.add_parameters(layers.built.params);
+  plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
   return plan;
 }
 

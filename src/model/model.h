@@ -21,6 +21,8 @@
 
 namespace potop {
 
+class ActivationPlan;
+
 // The size of a batch: B sequences of T positions (and, for an encoder-decoder, sources of S).
 struct BatchShape {
   int B = 0;
@@ -64,6 +66,13 @@ struct MemoryPlan {
 
   double total() const;
   double bytes(const std::string& what) const;  // 0 when absent
+
+  // The lines every model has: its parameters' values (shared with replicas) and gradients.
+  void add_parameters(const Layout& params);
+  // The activations of one plan for this many rows (and rows of the memory sequence, for
+  // cross-attention), each line's name after `prefix` ("encoder ", or none).
+  void add_activations(const ActivationPlan& acts, double token_rows, double memory_rows = 0,
+                       const std::string& prefix = "");
 };
 
 class Model {
