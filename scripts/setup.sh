@@ -34,6 +34,9 @@ packages=(
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
 missing=()
 for p in "${packages[@]}"; do
+  # A Node.js from elsewhere (NodeSource's) bundles its own npm, which Debian's npm package
+  # conflicts with: an npm on PATH is enough.
+  if [ "$p" = npm ] && command -v npm >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
