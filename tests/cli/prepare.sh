@@ -164,7 +164,10 @@ memory)
   make_corpus small.txt 3000
   "$POTOP" prepare --data small.txt --out small 2>/dev/null || fail "prepare small"
   line=$(head -c 2000 small.txt | tr '\n' ' ')
-  if ldd "$POTOP" 2>/dev/null | grep -qE 'lib(asan|tsan|msan|hwasan)'; then
+  # ldd's whole output first: `ldd | grep -q` under pipefail fails whenever grep stops reading
+  # before ldd has written its last line (SIGPIPE), and the MPI build's list is long.
+  libraries=$(ldd "$POTOP" 2>/dev/null || true)
+  if grep -qE 'lib(asan|tsan|msan|hwasan)' <<<"$libraries"; then
     # A sanitizer reserves terabytes of address space for its shadow memory, so no ulimit -v lets
     # the binary start. The bound is checked on peak resident memory instead: training from the
     # shards stays below their size; training on the text they came from does not.
