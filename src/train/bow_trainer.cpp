@@ -113,7 +113,6 @@ RunResult train_bow(const BowOptions& requested, std::FILE* log, const TrainCont
   UnknownReport unknown;
   const std::vector<int> tokens = tokenizer->encode(text_utf8, options.data, Unknown::kReplace, &unknown);
   const TokenSplit split = split_tokens(tokens, options.val_fraction, options.model.block_size, options.data);
-  const bool has_val = !split.val.empty();
   ensure_writable_directory(out);
   const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : previous_run_files(out, control.force);
 
@@ -191,13 +190,8 @@ RunResult train_bow(const BowOptions& requested, std::FILE* log, const TrainCont
       return Batch{{B, T}, x.data(), y.data()};
     });
   };
-  job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
-    const auto train_loss = estimate_loss(parallel, split.train, B, T, options.eval_iters, eval_seed, x, y, stop);
-    if (!train_loss) return std::nullopt;
-    if (!has_val) return Evaluation{*train_loss, std::numeric_limits<float>::quiet_NaN()};
-    const auto val_loss = estimate_loss(parallel, split.val, B, T, options.eval_iters, eval_seed, x, y, stop);
-    if (!val_loss) return std::nullopt;
-    return Evaluation{*train_loss, *val_loss};
+  job.evaluate = [&](int, const std::function<bool()>& stop) {
+    return evaluate_train_val(parallel, split.train, split.val, B, T, options.eval_iters, eval_seed, x, y, stop);
   };
   job.save_weights = [&](const fs::path& path, const Metadata& meta) {
     save_weights(path, model.parameters(), header, meta);

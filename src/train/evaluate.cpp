@@ -1,5 +1,7 @@
 #include "train/evaluate.h"
 
+#include <limits>
+
 #include "core/profile.h"
 
 namespace potop {
@@ -30,6 +32,17 @@ std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B
   });
   if (stopped) return std::nullopt;
   return static_cast<float>(total.mean());
+}
+
+std::optional<Evaluation> evaluate_train_val(BatchParallel& model, TokenView train, TokenView val, int B, int T,
+                                             int iters, uint64_t seed, std::vector<int>& x, std::vector<int>& y,
+                                             const std::function<bool()>& stop) {
+  const std::optional<float> train_loss = estimate_loss(model, train, B, T, iters, seed, x, y, stop);
+  if (!train_loss) return std::nullopt;
+  if (val.empty()) return Evaluation{*train_loss, std::numeric_limits<float>::quiet_NaN()};
+  const std::optional<float> val_loss = estimate_loss(model, val, B, T, iters, seed, x, y, stop);
+  if (!val_loss) return std::nullopt;
+  return Evaluation{*train_loss, *val_loss};
 }
 
 }  // namespace potop

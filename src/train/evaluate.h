@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "data/dataset.h"
 #include "train/batch_parallel.h"
+#include "train/run.h"
 
 namespace potop {
 
@@ -27,5 +28,11 @@ LossTotal evaluate_loss(BatchParallel& model, const std::function<bool(Batch&)>&
 // sample (x, y: B·T ids of scratch). nullopt when stop() turned true before the last batch.
 std::optional<float> estimate_loss(BatchParallel& model, TokenView tokens, int B, int T, int iters, uint64_t seed,
                                    std::vector<int>& x, std::vector<int>& y, const std::function<bool()>& stop);
+
+// A language model's periodic evaluation: estimate_loss on the training tokens and, when there
+// are any, on the validation tokens (val_loss NaN when there are none). nullopt when stopped.
+std::optional<Evaluation> evaluate_train_val(BatchParallel& model, TokenView train, TokenView val, int B, int T,
+                                             int iters, uint64_t seed, std::vector<int>& x, std::vector<int>& y,
+                                             const std::function<bool()>& stop);
 
 }  // namespace potop

@@ -182,7 +182,6 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     corpus = TokenCorpus::in_memory(split_tokens(tokens, options.val_fraction, options.model.block_size, options.data));
   }
   const TokenView train_tokens = corpus.train(), val_tokens = corpus.val();
-  const bool has_val = !val_tokens.empty();
   if (writer) ensure_writable_directory(out);
   const std::vector<fs::path> previous = resuming ? std::vector<fs::path>{} : previous_run_files(out, control.force);
 
@@ -310,13 +309,8 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
       return Batch{{B, T}, x.data(), y.data()};
     });
   };
-  job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
-    const std::optional<float> train_loss = estimate_loss(parallel, train_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
-    if (!train_loss) return std::nullopt;
-    if (!has_val) return Evaluation{*train_loss, std::numeric_limits<float>::quiet_NaN()};
-    const std::optional<float> val_loss = estimate_loss(parallel, val_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
-    if (!val_loss) return std::nullopt;
-    return Evaluation{*train_loss, *val_loss};
+  job.evaluate = [&](int, const std::function<bool()>& stop) {
+    return evaluate_train_val(parallel, train_tokens, val_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
   };
   job.save_weights = [&](const fs::path& path, const Metadata& meta) {
     save_weights(path, model.parameters(), header, meta);
