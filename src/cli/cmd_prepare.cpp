@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/stop_signals.h"
+#include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/threads.h"
@@ -24,7 +24,7 @@ namespace {
 volatile sig_atomic_t g_prepare_stop = 0;
 
 // The first SIGINT or SIGTERM stops after the round under way and removes what was written;
-// SA_RESETHAND makes a second one end the process at once.
+// a second one ends the process at once (core/stop_signals.h).
 extern "C" void on_prepare_stop(int signo) { g_prepare_stop = signo; }
 
 

@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
-#include "cli/stop_signals.h"
+#include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "serve/server.h"

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/stop_signals.h"
+#include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "dist/communicator.h"

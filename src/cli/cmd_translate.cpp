@@ -18,7 +18,7 @@
 #include "checkpoint/translation_model.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/stop_signals.h"
+#include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"

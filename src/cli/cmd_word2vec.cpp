@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/stop_signals.h"
+#include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/safetensors.h"

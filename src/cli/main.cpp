@@ -6,8 +6,10 @@
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "core/error.h"
+#include "core/stop_signals.h"
 
 int main(int argc, char** argv) {
+  potop::start_signal_listener();  // before any thread: SIGINT and SIGTERM without handlers (core/stop_signals.h)
   CLI::App app{"potop: train, inspect and sample Transformer language models on a CPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "potop 0.1.0");
