@@ -1,24 +1,84 @@
 #!/usr/bin/env bash
-# One command for the potop vs PyTorch benchmark (docs/performance.md):
-#   bash bench/run.sh [run.py flags, e.g. --quick or --rounds 5]
-# and for the tokenizer benchmark, potop vs SentencePiece's tools (docs/tokenizers.md):
-#   bash bench/run.sh tokenizers [tokenizers.py flags, e.g. --quick or --mb 5]
-# and for word2vec, potop vs gensim and fastText (docs/word2vec.md):
-#   bash bench/run.sh word2vec [word2vec.py flags, e.g. --quick or --speed-only]
-# Builds the release preset (tuned for this CPU) and runs bench/run.py with Debian's Python,
-# which has PyTorch. Measure on an otherwise idle machine: the script prints the load average.
+# One command for every benchmark (docs/performance.md). Each workload runs potop and its
+# reference side by side in one run and prints the ratio:
+#   bash bench/run.sh [run.py flags]      training and generation vs PyTorch (e.g. --quick, --rounds 5)
+#   bash bench/run.sh tokenizers [flags]  BPE/unigram vs SentencePiece's tools (docs/tokenizers.md)
+#   bash bench/run.sh word2vec [flags]    vs gensim and fastText (docs/word2vec.md)
+#   bash bench/run.sh serve [flags]       potop serve under 1/4/16 clients vs one sample stream (docs/serve.md)
+#   bash bench/run.sh mpi [rounds]        2 ranks x 1 thread vs 1 process x 2 threads (docs/distributed.md)
+#   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
+# Builds the release preset (tuned for this CPU) and runs the Python drivers with Debian's
+# Python, which has PyTorch. Measure on an otherwise idle machine: the drivers print the load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
-if [ "${1:-}" = tokenizers ]; then
+POTOP=build/release/src/potop
+PY=/usr/bin/python3
+
+build() { cmake --build --preset release --target "$@" -- -j2 >/dev/null; }
+
+# A small character model for the serving benchmark: the default corpus when ../shared has it.
+serve_model() {  # serve_model <dir> <steps>
+  local data=../shared/data/potop.txt
+  if [ ! -f "$data" ]; then
+    data=$1.txt
+    for i in $(seq 20000); do echo "Kmicic ruszył z kopyta, a pan Zagłoba zawołał: mości panowie, $i!"; done >"$data"
+  fi
+  "$POTOP" train --data "$data" --out "$1" --force --n-layer 4 --n-head 4 --n-embd 128 --block-size 64 \
+    --batch-size 12 --steps "$2" --eval-interval 100000 --eval-iters 1 --log-interval 100000 >/dev/null 2>&1
+}
+
+workload() {  # workload <name> [flags]
+  local name=$1
   shift
-  cmake --build --preset release --target potop -- -j2
-  exec /usr/bin/python3 bench/tokenizers.py --potop build/release/src/potop "$@"
-fi
-if [ "${1:-}" = word2vec ]; then
+  case $name in
+    tokenizers) build potop && $PY bench/tokenizers.py --potop "$POTOP" "$@" ;;
+    word2vec) build potop && $PY bench/word2vec.py --potop "$POTOP" "$@" ;;
+    serve)
+      build potop
+      local dir
+      dir=$(mktemp -d "${TMPDIR:-/tmp}/potop-serve-bench.XXXXXX")
+      serve_model "$dir/model" "${SERVE_MODEL_STEPS:-300}"
+      $PY bench/serve_load.py --potop "$POTOP" --model "$dir/model" --name small "$@"
+      rm -rf "$dir" ;;
+    mpi)
+      if ! command -v mpirun >/dev/null; then echo "mpi: no mpirun on PATH (scripts/setup.sh installs OpenMPI)"; return; fi
+      build potop && bash bench/mpi.sh "$POTOP" "$@" ;;
+    train) build potop_bench && $PY bench/run.py --bench build/release/bench/potop_bench "$@" ;;
+  esac
+}
+
+if [ "${1:-}" = all ]; then
   shift
-  cmake --build --preset release --target potop -- -j2
-  exec /usr/bin/python3 bench/word2vec.py --potop build/release/src/potop "$@"
+  quick=0
+  [ "${1:-}" = --quick ] && quick=1
+  started=$SECONDS
+  section() {  # section <title> <workload> [flags]
+    local title=$1 t=$SECONDS
+    shift
+    echo
+    echo "=== $title ($(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)) ==="
+    workload "$@" || echo "$title: FAILED (exit $?)"
+    echo "=== $title: $((SECONDS - t)) s ==="
+  }
+  if [ $quick = 1 ]; then
+    section "training and generation vs PyTorch" train --quick
+    section "tokenizers vs SentencePiece" tokenizers --quick
+    section "word2vec vs gensim and fastText" word2vec --quick --speed-only
+    SERVE_MODEL_STEPS=50 section "potop serve" serve --clients 1,4,16 --seconds 3
+    section "MPI ranks vs threads" mpi 1
+  else
+    section "training and generation vs PyTorch" train
+    section "tokenizers vs SentencePiece" tokenizers
+    section "word2vec vs gensim and fastText" word2vec
+    section "potop serve" serve --clients 1,4,16 --seconds 10
+    section "MPI ranks vs threads" mpi 2
+  fi
+  echo
+  echo "all benchmarks: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
+  exit 0
 fi
-cmake --build --preset release --target potop_bench -- -j2
-exec /usr/bin/python3 bench/run.py --bench build/release/bench/potop_bench "$@"
+case "${1:-}" in
+  tokenizers | word2vec | serve | mpi) workload "$@" ;;
+  *) workload train "$@" ;;
+esac
