@@ -307,11 +307,10 @@ void Server::Impl::attention(const httplib::Request& req, httplib::Response& res
 }
 
 Server::Server(LoadedModel& model, const ServeOptions& options) {
-  // glibc's defaults let a long-running server's heap grow: every handler thread may get an arena
-  // of its own (up to 8 per core), each keeping what its requests freed, and after the first
-  // large block (a KV cache) is freed the mmap threshold rises, so later KV caches come from
-  // those arenas instead of being mapped and unmapped. Few arenas and a fixed threshold keep
-  // the resident size flat under a long mixed load (docs/serve.md, Memory).
+  // Less for glibc to keep: by default every handler thread may get an arena of its own (up to 8
+  // per core), each keeping what its requests freed, and after the first large block (a KV
+  // cache) is freed the mmap threshold rises, so later KV caches come from those arenas instead
+  // of being mapped and unmapped. (The soak's growth is not this: docs/serve.md, Memory.)
   mallopt(M_ARENA_MAX, 2);
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   impl_ = std::make_unique<Impl>(model, options);
