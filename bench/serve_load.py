@@ -2,13 +2,15 @@
 """Load and soak benchmark of `potop serve` (docs/serve.md), against 127.0.0.1 only.
 
   /usr/bin/python3 bench/serve_load.py --potop build/release/src/potop --model DIR [--name small]
-      [--clients 1,4,16] [--seconds 10] [--max-tokens 32] [--slots 2] [--soak 180]
+      [--clients 1,4,16] [--seconds 10] [--max-tokens 32] [--slots 16] [--soak 180]
 
 For each client count: that many clients send streamed completions back to back for --seconds;
 prints requests/s, p50/p99 latency, p50/p99 time to the first token, and the aggregate generated
 tokens/s next to a single `potop sample` stream on the same model (the ratio). With --soak: mixed
 valid, malformed and disconnecting clients for that many seconds, the server's RSS sampled every
-5 s; every valid request must be answered 200 and the server must not fail.
+5 s with the heap in use (/metrics' potop_heap_in_use_bytes: RSS growing while the heap stays
+flat is the allocator keeping freed memory, both growing a leak); every valid request must be
+answered 200 and the server must not fail.
 """
 import argparse
 import http.client
@@ -110,6 +112,15 @@ def rss_kib(pid):
     return -1
 
 
+def heap_kib(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    m = re.search(r"^potop_heap_in_use_bytes (\S+)$", text, re.M)
+    return round(float(m.group(1)) / 1024) if m else -1
+
+
 def soak(port, pid, seconds, clients):
     counts = {"valid": 0, "valid_ok": 0, "malformed": 0, "malformed_4xx": 0, "disconnect": 0, "other": 0}
     lock = threading.Lock()
@@ -165,7 +176,7 @@ def soak(port, pid, seconds, clients):
         t.start()
     rss = []
     while any(t.is_alive() for t in threads):
-        rss.append((round(time.perf_counter() - (end - seconds)), rss_kib(pid)))
+        rss.append((round(time.perf_counter() - (end - seconds)), rss_kib(pid), heap_kib(port)))
         time.sleep(5)
     for t in threads:
         t.join()
@@ -180,8 +191,8 @@ def main():
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--max-tokens", type=int, default=32)
-    ap.add_argument("--slots", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=2, help="the server's --threads (shared among slots)")
+    ap.add_argument("--slots", type=int, default=16, help="the server's --slots (generations batched together)")
+    ap.add_argument("--threads", type=int, default=2, help="the server's --threads")
     ap.add_argument("--soak", type=float, default=0)
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()[0]:.2f} (other work on the machine slows every figure)")
@@ -201,7 +212,7 @@ def main():
         if args.soak > 0:
             counts, rss = soak(port, proc.pid, args.soak, 16)
             print(f"\nsoak {args.soak:.0f} s, 16 clients: {counts}")
-            print("RSS (s, KiB): " + ", ".join(f"{t}:{k}" for t, k in rss))
+            print("RSS and heap in use (s: KiB/KiB): " + ", ".join(f"{t}:{k}/{h}" for t, k, h in rss))
             alive = proc.poll() is None
             print(f"server alive: {alive}; every valid request answered 200: {counts['valid'] == counts['valid_ok']}; "
                   f"every malformed one 4xx: {counts['malformed'] == counts['malformed_4xx']}")

@@ -41,8 +41,11 @@ Run add_serve(CLI::App& app) {
   add_model_options(cmd, a->model);
   cmd->add_option("--host", o.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
-  cmd->add_option("--slots", o.slots, "generations that run at once, each with its own model replica and KV cache; "
-                                      "--threads are shared among them")
+  cmd->add_option("--slots", o.slots, "generations that run at once, decoded together in one batch, each with its "
+                                      "own KV cache")
+      ->capture_default_str();
+  cmd->add_option("--prefill-chunk", o.prefill_chunk, "most prompt tokens read in one forward pass between two "
+                                                      "decoding steps of the batch")
       ->capture_default_str();
   cmd->add_option("--queue", o.queue, "requests that may wait for a free slot; more are refused with 503")
       ->capture_default_str();
@@ -63,6 +66,7 @@ Run add_serve(CLI::App& app) {
     serve::Limits& l = o.limits;
     check(o.port >= 0 && o.port <= 65535, "--port must be between 0 and 65535 (got " + std::to_string(o.port) + ")");
     check(o.slots >= 1 && o.slots <= 256, "--slots must be between 1 and 256 (got " + std::to_string(o.slots) + ")");
+    check(o.prefill_chunk >= 1, "--prefill-chunk must be >= 1 (got " + std::to_string(o.prefill_chunk) + ")");
     check(o.queue >= 0 && o.queue <= 4096, "--queue must be between 0 and 4096 (got " + std::to_string(o.queue) + ")");
     check(a->max_body_kib >= 1 && a->max_body_kib <= 1 << 20, "--max-body-kib must be between 1 and 1048576");
     check(l.max_tokens >= 1, "--max-tokens must be >= 1 (got " + std::to_string(l.max_tokens) + ")");
@@ -75,8 +79,7 @@ Run add_serve(CLI::App& app) {
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
     LoadedModel m = load_model(a->model);
     announce(m);
-    // --threads is the whole server's: each slot gets its share.
-    o.threads_per_slot = std::max(1, get_threads() / o.slots);
+    o.threads = get_threads();  // the batcher's: one forward pass serves every slot
 
     serve::Server server(m, o);
     std::signal(SIGPIPE, SIG_IGN);  // a client that left is a failed write, never the end of the server
@@ -88,8 +91,8 @@ Run add_serve(CLI::App& app) {
     });
     try {
       server.run([&](int port) {
-        std::fprintf(stderr, "serve: listening on http://%s:%d (%d slots × %d threads, queue %d)\n", o.host.c_str(),
-                     port, o.slots, o.threads_per_slot, o.queue);
+        std::fprintf(stderr, "serve: listening on http://%s:%d (batches of up to %d, %d threads, queue %d)\n",
+                     o.host.c_str(), port, o.slots, o.threads, o.queue);
       });
     } catch (...) {
       done = true;

@@ -85,6 +85,26 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
     }
   }
   float* y = f.buffer(y_);
+  if (pass.caches) {  // batched decoding: every row attends over its own sequence's cache
+    POTOP_CHECK(!c_.cross && cache_slot_ >= 0 && pass.T == 1, "batched decoding is for causal self-attention");
+    const int H = c_.n_head, D = C / H;
+    for (int b = 0; b < pass.B; ++b) {
+      KVCache& cache = *pass.caches[b];
+      const int pos = cache.length, Tmax = cache.block_size;
+      const float* row = q + size_t(b) * 3 * C;
+      float* k_cache = cache.keys(cache_slot_);
+      float* v_cache = cache.values(cache_slot_);
+      for (int h = 0; h < H; ++h) {
+        std::memcpy(k_cache + (size_t(h) * Tmax + pos) * D, row + C + h * D, D * sizeof(float));
+        std::memcpy(v_cache + (size_t(h) * Tmax + pos) * D, row + 2 * C + h * D, D * sizeof(float));
+      }
+      const AttentionDims d{1, 1, pos + 1, H, D, 3 * C, D, D, Tmax * D, Tmax * D};
+      attention_forward(y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, nullptr, row, k_cache, v_cache, d,
+                        AttentionMask{MaskKind::kCausal, nullptr});
+    }
+    POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+    return;
+  }
   POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
                                                 pass.dropout, pass.site_seed(dropout_site_)));  // softmax(qkᵀ/√d)·v
   POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));  // heads -> C

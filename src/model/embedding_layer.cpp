@@ -40,8 +40,14 @@ const float* EmbeddingLayer::forward(const int* tokens, const LayerPass& pass, c
   float* out = f.buffer(out_);
   const float* positions = wpe_ != kNoParam ? f.value(wpe_) : sinusoid();
   const size_t n = static_cast<size_t>(pass.rows()) * C_;
-  POTOP_PROFILED("embedding", embedding_forward(out, tokens, f.value(wte_), positions, pass.B, pass.T, C_,
-                                                pass.pos0, scale_));  // x = scale·wte[tok] + wpe[t]
+  if (pass.caches) {  // independent rows, each at its own position
+    for (int b = 0; b < pass.B; ++b)
+      embedding_forward(out + static_cast<size_t>(b) * C_, tokens + b, f.value(wte_), positions, 1, 1, C_,
+                        pass.caches[b]->length, scale_);
+  } else {
+    POTOP_PROFILED("embedding", embedding_forward(out, tokens, f.value(wte_), positions, pass.B, pass.T, C_,
+                                                  pass.pos0, scale_));  // x = scale·wte[tok] + wpe[t]
+  }
   POTOP_PROFILED("dropout", dropout_forward(out, out, pass.dropout, pass.site_seed(dropout_site_), n));
   return out;
 }

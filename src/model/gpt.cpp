@@ -118,6 +118,15 @@ void GPT::forward(const int* tokens, int T, KVCache& cache) {
   cache.length += T;
 }
 
+void GPT::forward_rows(const int* tokens, int B, KVCache* const* caches) {
+  for (int b = 0; b < B; ++b)
+    POTOP_CHECK(caches[b]->length < config().block_size, "context longer than block_size");
+  LayerPass p;
+  p.B = B, p.T = 1, p.caches = caches;
+  run_forward(tokens, nullptr, p);
+  for (int b = 0; b < B; ++b) ++caches[b]->length;
+}
+
 KVCache GPT::new_cache() const {
   return KVCache(layers_->built.cache_slots, config().block_size, config().n_embd);
 }
@@ -143,7 +152,7 @@ const float* GPT::logits() const { return layers_->head.logits(acts_); }
 const float* GPT::losses() const { return layers_->head.losses(acts_); }
 
 const float* GPT::attention(int layer) {
-  POTOP_CHECK(layer >= 0 && layer < config().n_layer && last_.B > 0 && !last_.cache,
+  POTOP_CHECK(layer >= 0 && layer < config().n_layer && last_.B > 0 && !last_.cache && !last_.caches,
               "attention(): no such layer, or no forward without a cache yet");
   const int B = last_.B, T = last_.T, H = config().n_head;
   attention_map_.resize(size_t(B) * H * T * T);

@@ -51,6 +51,10 @@ class GPT final : public Model {
   // Generation: tokens (1, T) continue the sequence whose keys and values the cache holds
   // (cache.length positions), and are appended to it. No dropout, no loss.
   void forward(const int* tokens, int T, KVCache& cache);
+  // Batched decoding: B independent sequences take one token each, tokens[b] continuing the
+  // sequence in *caches[b] (at position caches[b]->length, which then grows by one), in one
+  // forward pass. logits() are (B, V), row b computed as forward(&tokens[b], 1, *caches[b]) would.
+  void forward_rows(const int* tokens, int B, KVCache* const* caches);
   KVCache new_cache() const;
 
   const float* logits() const;  // (B, T, V) of the last forward

@@ -48,6 +48,9 @@ struct LayerPass {
   float dropout = 0.0f;       // the probability in effect: the model's when training, else 0
   uint64_t dropout_seed = 0;  // of the step (and shard)
   KVCache* cache = nullptr;   // generation: keys and values of the earlier positions
+  // Batched decoding (GPT::forward_rows): B independent sequences, T = 1; row b continues the
+  // sequence whose keys and values caches[b] holds, at position caches[b]->length (pos0 unused).
+  KVCache* const* caches = nullptr;
   const int* lengths = nullptr;  // (B) or null: positions t >= lengths[b] of sequence b are padding
   // Cross-attention reads its keys and values from another sequence, the memory (the encoder's
   // output): (B, S, C), its padding, and where its gradient accumulates (+=).

@@ -5,8 +5,6 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "generate/generator.h"
-#include "generate/stop_strings.h"
 #include "serve/api_error.h"
 
 namespace potop::serve {
@@ -19,8 +17,10 @@ long code_points(const std::string& s) {
   return std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
 }
 
+}  // namespace
+
 // Scores token `id` under one row of logits, with the k likeliest alternatives.
-class Scorer {
+class Completion::Scorer {
  public:
   Scorer(const Tokenizer& tokenizer, int vocab_size, int k) : tokenizer_(tokenizer), V_(vocab_size), k_(k) {}
 
@@ -45,7 +45,6 @@ class Scorer {
   std::vector<int> order_;
 };
 
-}  // namespace
 
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
                                int block_size) {
@@ -64,76 +63,100 @@ std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionReque
   return ids;
 }
 
-CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
-                          const std::vector<int>& prompt_ids, uint64_t seed,
-                          std::chrono::steady_clock::time_point deadline,
-                          const std::function<bool(const CompletionChunk&)>& on_chunk) {
-  CompletionResult result;
-  result.seed = seed;
-  result.prompt_tokens = static_cast<int>(prompt_ids.size());
+Completion::Completion(const GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+                       const std::vector<int>& prompt_ids, uint64_t seed,
+                       std::chrono::steady_clock::time_point deadline,
+                       std::function<bool(const CompletionChunk&)> on_chunk, int prefill_chunk)
+    : tokenizer_(tokenizer),
+      request_(request),
+      prompt_ids_(prompt_ids),
+      deadline_(deadline),
+      on_chunk_(std::move(on_chunk)),
+      scorer_(std::make_unique<Scorer>(tokenizer, model.config().vocab_size, std::max(0, request.logprobs))),
+      stops_(request.stop),
+      offset_(code_points(request.prompt)) {
+  result_.seed = seed;
+  result_.prompt_tokens = static_cast<int>(prompt_ids.size());
   const bool scoring = request.logprobs >= 0;
-  Scorer scorer(tokenizer, model.config().vocab_size, std::max(0, request.logprobs));
+  const int V = model.config().vocab_size;
   // An empty prompt starts from what `potop sample` starts from: a newline, or the first token.
   std::vector<int> context = prompt_ids;
   if (context.empty()) context.push_back(tokenizer.can_encode("\n") ? tokenizer.encode("\n").at(0) : 0);
 
-  const long prompt_chars = code_points(request.prompt);
   GenerationHooks hooks;
-  CompletionChunk echoed;
   if (request.echo) {
-    echoed.text = request.prompt;
+    echoed_.text = request.prompt;
     if (scoring && !prompt_ids.empty())
-      hooks.on_prompt = [&](const float* logits, int rows) {
-        POTOP_CHECK(rows == static_cast<int>(prompt_ids.size()), "echo scores a prompt within the context");
-        const int V = model.config().vocab_size;
+      hooks.on_prompt = [this, V](const float* logits, int rows) {
+        POTOP_CHECK(rows == static_cast<int>(prompt_ids_.size()), "echo scores a prompt within the context");
         long offset = 0;
         for (int i = 0; i < rows; ++i) {
           TokenScore s;
-          if (i == 0) s = TokenScore{tokenizer.decode_one(prompt_ids[0]), std::nullopt, {}, 0};
-          else s = scorer.score(logits + static_cast<size_t>(i - 1) * V, prompt_ids[i], offset);
+          if (i == 0) s = TokenScore{tokenizer_.decode_one(prompt_ids_[0]), std::nullopt, {}, 0};
+          else s = scorer_->score(logits + static_cast<size_t>(i - 1) * V, prompt_ids_[i], offset);
           offset += code_points(s.text);
-          echoed.scores.push_back(std::move(s));
+          echoed_.scores.push_back(std::move(s));
         }
       };
   }
+  hooks.on_token = [this](int id, const float* logits) { return on_token(id, logits); };
+  generation_ = std::make_unique<Generation>(model, std::move(context), request.max_tokens, request.sampling, seed,
+                                             std::move(hooks), prefill_chunk);
+}
 
-  StopStrings stops(request.stop);
-  long offset = prompt_chars;  // of the next generated token's text
-  bool echo_sent = false;
-  auto send = [&](CompletionChunk chunk) {
-    result.scores.insert(result.scores.end(), chunk.scores.begin(), chunk.scores.end());
-    if (on_chunk && !on_chunk(chunk)) result.cancelled = true;
-    return !result.cancelled;
-  };
-  auto send_echo = [&] {
-    if (echo_sent) return true;
-    echo_sent = true;
-    if (!request.echo) return true;
-    return send(std::move(echoed));
-  };
-  hooks.on_token = [&](int id, const float* logits) {
-    ++result.completion_tokens;
-    if (!send_echo()) return false;
-    CompletionChunk chunk;
-    const std::string piece = tokenizer.decode_one(id);
-    if (scoring) chunk.scores.push_back(scorer.score(logits, id, offset));
-    offset += code_points(piece);
-    chunk.text = stops.push(piece);
-    if (!send(std::move(chunk))) return false;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      result.timed_out = true;
-      return false;
-    }
-    return !stops.stopped();
-  };
-  generate(model, context, request.max_tokens, request.sampling, seed, hooks);
-  if (!result.cancelled && send_echo()) {
-    CompletionChunk rest{stops.flush(), {}};
+Completion::~Completion() = default;
+
+bool Completion::send(CompletionChunk chunk) {
+  result_.scores.insert(result_.scores.end(), chunk.scores.begin(), chunk.scores.end());
+  if (on_chunk_ && !on_chunk_(chunk)) result_.cancelled = true;
+  return !result_.cancelled;
+}
+
+bool Completion::send_echo() {
+  if (echo_sent_) return true;
+  echo_sent_ = true;
+  if (!request_.echo) return true;
+  return send(std::move(echoed_));
+}
+
+bool Completion::on_token(int id, const float* logits) {
+  ++result_.completion_tokens;
+  if (!send_echo()) return false;
+  CompletionChunk chunk;
+  const std::string piece = tokenizer_.decode_one(id);
+  if (request_.logprobs >= 0) chunk.scores.push_back(scorer_->score(logits, id, offset_));
+  offset_ += code_points(piece);
+  chunk.text = stops_.push(piece);
+  if (!send(std::move(chunk))) return false;
+  if (std::chrono::steady_clock::now() >= deadline_) {
+    result_.timed_out = true;
+    return false;
+  }
+  return !stops_.stopped();
+}
+
+CompletionResult Completion::finish() {
+  if (!result_.cancelled && send_echo()) {
+    CompletionChunk rest{stops_.flush(), {}};
     if (!rest.text.empty()) send(std::move(rest));
   }
-  result.text = (request.echo ? request.prompt : std::string()) + stops.text();
-  result.finish_reason = stops.stopped() ? "stop" : "length";
-  return result;
+  result_.text = (request_.echo ? request_.prompt : std::string()) + stops_.text();
+  result_.finish_reason = stops_.stopped() ? "stop" : "length";
+  return std::move(result_);
+}
+
+CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+                          const std::vector<int>& prompt_ids, uint64_t seed,
+                          std::chrono::steady_clock::time_point deadline,
+                          const std::function<bool(const CompletionChunk&)>& on_chunk) {
+  Completion completion(model, tokenizer, request, prompt_ids, seed, deadline, on_chunk);
+  Generation& g = completion.generation();
+  while (!g.done()) {
+    const std::span<const int> feed = g.pending();
+    model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
+    g.advance(model.logits(), model.last_rows());
+  }
+  return completion.finish();
 }
 
 }  // namespace potop::serve

@@ -5,11 +5,14 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "generate/generator.h"
+#include "generate/stop_strings.h"
 #include "model/gpt.h"
 #include "serve/completion_request.h"
 #include "tokenizer/tokenizer.h"
@@ -46,6 +49,44 @@ struct CompletionResult {
 // it holds a character the tokenizer cannot encode or is too long.
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
                                int block_size);
+
+// One request's completion as a Generation (generate/generator.h) that whoever runs the model
+// steps: complete() below alone, or the server's batcher together with others. Chunks go to
+// on_chunk from the thread that steps it; returning false cancels. Neither copied nor moved (the
+// generation's hooks point at it).
+class Completion {
+ public:
+  Completion(const GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+             const std::vector<int>& prompt_ids, uint64_t seed, std::chrono::steady_clock::time_point deadline,
+             std::function<bool(const CompletionChunk&)> on_chunk, int prefill_chunk = 0);
+  ~Completion();
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
+
+  Generation& generation() { return *generation_; }
+  void cancel() { result_.cancelled = true, generation_->stop(); }
+  // Once the generation is done: sends what stop strings held back, and the result.
+  CompletionResult finish();
+
+ private:
+  bool send(CompletionChunk chunk);
+  bool send_echo();
+  bool on_token(int id, const float* logits);
+
+  const Tokenizer& tokenizer_;
+  CompletionRequest request_;  // a copy: the caller's may go before the batcher is done
+  std::vector<int> prompt_ids_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::function<bool(const CompletionChunk&)> on_chunk_;
+  CompletionResult result_;
+  class Scorer;
+  std::unique_ptr<Scorer> scorer_;
+  StopStrings stops_;
+  CompletionChunk echoed_;
+  bool echo_sent_ = false;
+  long offset_ = 0;  // of the next generated token's text
+  std::unique_ptr<Generation> generation_;
+};
 
 // Runs the request. on_chunk (optional) is called with the echoed prompt (with echo) and then
 // once per generated token; returning false cancels the generation. Generation also ends at

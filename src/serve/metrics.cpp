@@ -1,5 +1,7 @@
 #include "serve/metrics.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 namespace potop::serve {
@@ -69,6 +71,11 @@ std::string Metrics::prometheus(int waiting, int busy, int slots) {
   line(out, "potop_queue_length", "gauge", "requests waiting for a free slot", waiting);
   line(out, "potop_slots_busy", "gauge", "slots generating now", busy);
   line(out, "potop_slots", "gauge", "slots (generations that can run at once)", slots);
+  // What the program holds, as against its resident size: the two part when the allocator keeps
+  // freed memory (fragmentation), and grow together when something leaks.
+  const struct mallinfo2 heap = mallinfo2();
+  line(out, "potop_heap_in_use_bytes", "gauge", "bytes allocated and not yet freed (glibc mallinfo2)",
+       static_cast<double>(heap.uordblks + heap.hblkhd));
   return out;
 }
 

@@ -1,17 +1,20 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <mutex>
 #include <random>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/threads.h"
 #include "serve/api_error.h"
+#include "serve/batcher.h"
 #include "serve/completion.h"
 #include "serve/metrics.h"
 #include "serve/slot_pool.h"
@@ -68,7 +71,12 @@ uint64_t random_seed() {
 
 struct Server::Impl {
   Impl(LoadedModel& m, const ServeOptions& o)
-      : model(m), options(o), pool(*m.model, o.slots, o.queue), created(std::time(nullptr)) {
+      : model(m),
+        options(o),
+        pool(o.slots, o.queue),
+        batcher(*m.model, o.threads, o.prefill_chunk),
+        attention_model(static_cast<GPT*>(m.model->replica().release())),
+        created(std::time(nullptr)) {
     name = m.weights.parent_path().filename().string();
     if (name.empty()) name = m.weights.stem().string();
   }
@@ -86,6 +94,10 @@ struct Server::Impl {
   LoadedModel& model;
   ServeOptions options;
   SlotPool pool;
+  Batcher batcher;  // runs every generation, on the loaded model
+  // /v1/attention runs a full forward pass of its own on a replica (shared weights), one at a time.
+  std::unique_ptr<GPT> attention_model;
+  std::mutex attention_mutex;
   Metrics metrics;
   httplib::Server http;
   std::string name;
@@ -171,29 +183,48 @@ void Server::Impl::completions(const httplib::Request& req, httplib::Response& r
   }
   job->id = "cmpl-" + std::to_string(next_id++);
 
-  // Runs the generation inside the response, so that a failed write (the client left) cancels it.
+  // The batcher generates; this handler thread writes what it reports, so that a failed write
+  // (the client left) cancels the generation and a slow client never holds up the batch.
   auto run = [this, job](httplib::DataSink& sink, bool stream) {
-    set_threads(options.threads_per_slot);
     const CompletionRequest& r = job->request;
+    auto ticket = std::make_shared<Ticket>();
+    Ticket* t = ticket.get();
+    ticket->completion = std::make_unique<Completion>(
+        *model.model, *model.tokenizer, r, job->ids, job->seed, job->deadline,
+        [t](const CompletionChunk& chunk) { return t->push(chunk); }, options.prefill_chunk);
+    batcher.submit(ticket);
     auto last_write = Clock::now();
-    auto on_chunk = [&](const CompletionChunk& chunk) {
-      if (stream) {
+    bool client_left = false;
+    std::unique_lock lock(t->mutex);
+    for (;;) {
+      t->changed.wait_for(lock, std::chrono::milliseconds(500), [&] { return t->finished || !t->chunks.empty(); });
+      std::deque<CompletionChunk> chunks;
+      chunks.swap(t->chunks);
+      const bool finished = t->finished;
+      lock.unlock();
+      for (const CompletionChunk& chunk : chunks) {
+        if (client_left || !stream) break;
         const json lp = r.logprobs >= 0 ? logprobs_json(chunk.scores) : json();
         const std::string event = "data: " + dump(completion_object(job->id, chunk.text, lp, nullptr)) + "\n\n";
-        return sink.write(event.data(), event.size());
+        client_left = !sink.write(event.data(), event.size());
       }
-      // A JSON body may begin with whitespace: a space every half second tells whether the client is
-      // still there, without changing what it parses.
-      if (Clock::now() - last_write < std::chrono::milliseconds(500)) return true;
-      last_write = Clock::now();
-      return sink.write(" ", 1);
-    };
-    const CompletionResult out =
-        complete(job->lease->model(), *model.tokenizer, r, job->ids, job->seed, job->deadline, on_chunk);
+      // A JSON body may begin with whitespace: a space every half second tells whether the client
+      // is still there, without changing what it parses.
+      if (!stream && !client_left && !finished && Clock::now() - last_write >= std::chrono::milliseconds(500)) {
+        last_write = Clock::now();
+        client_left = !sink.write(" ", 1);
+      }
+      if (client_left) t->cancelled = true;  // the batcher drops it at its next step
+      lock.lock();
+      if (finished) break;
+    }
+    lock.unlock();
+    const CompletionResult& out = t->result;
     const double seconds = std::chrono::duration<double>(Clock::now() - job->start).count();
-    metrics.generation(out.prompt_tokens, out.completion_tokens, seconds, out.cancelled, out.timed_out);
+    metrics.generation(out.prompt_tokens, out.completion_tokens, seconds, out.cancelled || client_left,
+                       out.timed_out);
     job->lease.reset();  // the slot is free as soon as the tokens are
-    if (out.cancelled) return false;
+    if (out.cancelled || client_left || !t->error.empty()) return false;
     const json usage = {{"prompt_tokens", out.prompt_tokens}, {"completion_tokens", out.completion_tokens},
                         {"total_tokens", out.prompt_tokens + out.completion_tokens}};
     std::string tail;
@@ -244,11 +275,9 @@ void Server::Impl::attention(const httplib::Request& req, httplib::Response& res
     if (ids.empty() || static_cast<int>(ids.size()) > max_tokens)
       throw ApiError::invalid("text", "text must hold 1 to " + std::to_string(max_tokens) + " tokens (got " +
                                           std::to_string(ids.size()) + ")");
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(options.limits.timeout_s));
-    auto lease = pool.acquire(deadline);
-    set_threads(options.threads_per_slot);
-    GPT& gpt = lease->model();
+    std::lock_guard attention_lock(attention_mutex);
+    set_threads(1);  // beside the batcher, which has the cores
+    GPT& gpt = *attention_model;
     const int T = static_cast<int>(ids.size());
     gpt.forward(Batch{{1, T}, ids.data(), nullptr}, Pass{});
     json layers = json::array();
@@ -277,7 +306,14 @@ void Server::Impl::attention(const httplib::Request& req, httplib::Response& res
   }
 }
 
-Server::Server(LoadedModel& model, const ServeOptions& options) : impl_(std::make_unique<Impl>(model, options)) {
+Server::Server(LoadedModel& model, const ServeOptions& options) {
+  // Less for glibc to keep: by default every handler thread may get an arena of its own (up to 8
+  // per core), each keeping what its requests freed, and after the first large block (a KV
+  // cache) is freed the mmap threshold rises, so later KV caches come from those arenas instead
+  // of being mapped and unmapped. (The soak's growth is not this: docs/serve.md, Memory.)
+  mallopt(M_ARENA_MAX, 2);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  impl_ = std::make_unique<Impl>(model, options);
   Impl& s = *impl_;
   // Enough handler threads for every slot, every queued request, and a few more so that a
   // refusal (503) or /metrics is answered at once while all slots are busy.

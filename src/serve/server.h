@@ -20,9 +20,10 @@ namespace potop::serve {
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;           // 0: any free port (on_ready says which)
-  int slots = 2;             // generations that run at once, each on its own model replica
+  int slots = 16;            // generations decoded together in one batch (serve/batcher.h)
   int queue = 16;            // requests that may wait for a slot; more get 503
-  int threads_per_slot = 1;  // OpenMP threads of one generation
+  int threads = 1;           // OpenMP threads of the batcher
+  int prefill_chunk = 64;    // most prompt tokens read in one forward pass between decoding steps
   Limits limits;
 };
 

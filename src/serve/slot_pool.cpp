@@ -5,36 +5,28 @@
 
 namespace potop::serve {
 
-SlotPool::SlotPool(GPT& model, int slots, int queue_size) : queue_size_(queue_size) {
+SlotPool::SlotPool(int slots, int queue_size) : slots_(slots), free_(slots), queue_size_(queue_size) {
   POTOP_CHECK(slots >= 1 && queue_size >= 0);
-  all_.push_back(&model);
-  for (int i = 1; i < slots; ++i) {
-    std::unique_ptr<Model> copy = model.replica();
-    replicas_.emplace_back(static_cast<GPT*>(copy.release()));
-    all_.push_back(replicas_.back().get());
-  }
-  free_ = all_;
 }
 
 std::unique_ptr<SlotPool::Lease> SlotPool::acquire(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  if (free_.empty() && waiting_ >= queue_size_)
+  if (free_ == 0 && waiting_ >= queue_size_)
     throw ApiError(503, "server_busy", "",
-                   "the server is busy: all " + std::to_string(all_.size()) + " slots are generating and " +
+                   "the server is busy: all " + std::to_string(slots_) + " slots are generating and " +
                        std::to_string(waiting_) + " requests are waiting; retry later");
   ++waiting_;
-  const bool got = freed_.wait_until(lock, deadline, [&] { return !free_.empty(); });
+  const bool got = freed_.wait_until(lock, deadline, [&] { return free_ > 0; });
   --waiting_;
   if (!got) throw ApiError(503, "server_busy", "", "no slot became free within the request's time limit; retry later");
-  GPT* model = free_.back();
-  free_.pop_back();
-  return std::make_unique<Lease>(*this, model);
+  --free_;
+  return std::make_unique<Lease>(*this);
 }
 
-void SlotPool::release(GPT* model) {
+void SlotPool::release() {
   {
     std::lock_guard lock(mutex_);
-    free_.push_back(model);
+    ++free_;
   }
   freed_.notify_one();
 }
@@ -46,7 +38,7 @@ int SlotPool::waiting() const {
 
 int SlotPool::busy() const {
   std::lock_guard lock(mutex_);
-  return static_cast<int>(all_.size() - free_.size());
+  return slots_ - free_;
 }
 
 }  // namespace potop::serve

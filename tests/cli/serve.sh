@@ -62,8 +62,14 @@ start_server timeout.log --timeout 1 --max-tokens 1000000
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" timeout; then ok "time limit"; else fail "time limit"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
+# Continuous batching: a seeded request gives the same text alone and alongside three others.
+start_server batch.log --slots 4 --prefill-chunk 5 --max-tokens 1000
+if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" batch; then ok "batching"; else fail "batching"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
 # Bad flags: one line naming the flag, exit 1.
 expect_error "serve --port out of range" 1 log "--port" -- serve --model model --port 70000
 expect_error "serve --slots 0" 1 log "--slots" -- serve --model model --slots 0
+expect_error "serve --prefill-chunk 0" 1 log "--prefill-chunk" -- serve --model model --prefill-chunk 0
 expect_error "serve on an address it cannot bind" 1 log "--port $PORT" -- serve --model model --port "$PORT" --host 256.1.1.1
 finish

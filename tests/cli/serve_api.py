@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Checks a running `potop serve` over HTTP with the standard library only.
 
-usage: serve_api.py BASE_URL main|timeout
+usage: serve_api.py BASE_URL main|timeout|batch
   main     the server runs with --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000
   timeout  the server runs with --timeout 1
+  batch    the server runs with --slots 4 --prefill-chunk 5 (continuous batching)
 Prints "ok ..." per check and exits 1 if any failed.
 """
 import http.client
@@ -256,5 +257,35 @@ def timeout_checks():
     check("time limit: counted", metric("potop_generations_timed_out_total") == 1)
 
 
-{"main": main_checks, "timeout": timeout_checks}[sys.argv[2]]()
+def batch_checks():
+    import threading
+    seeded = {"prompt": "pan zagłoba rzekł ", "max_tokens": 60, "temperature": 0.9, "seed": 7, "logprobs": 2}
+    status, alone = complete(seeded)
+    check("batch: a seeded request alone", status == 200 and alone["usage"]["completion_tokens"] == 60, alone)
+    # The same request alongside three others in the batch, of other lengths and options, with
+    # long prompts read in chunks of 5 between decoding steps.
+    others = [{"prompt": "a" * 40, "max_tokens": 80, "seed": 1},
+              {"prompt": "kmicic ", "max_tokens": 45, "temperature": 0, "stream": True},
+              {"prompt": "", "max_tokens": 70, "seed": 3, "stop": ["x"]}]
+    results = [None] * 4
+
+    def run(k, body):
+        results[k] = request("POST", "/v1/completions", body) if body.get("stream") else complete(body)
+
+    threads = [threading.Thread(target=run, args=(k, b)) for k, b in enumerate([seeded] + others)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    status, together = results[0]
+    check("batch: the same text alongside three others", status == 200 and
+          together["choices"][0]["text"] == alone["choices"][0]["text"], (together, alone))
+    a, b = alone["choices"][0]["logprobs"]["token_logprobs"], together["choices"][0]["logprobs"]["token_logprobs"]
+    check("batch: the same log-probs (to float rounding)", len(a) == len(b) and
+          all(abs(x - y) < 1e-4 for x, y in zip(a, b)), (a, b))
+    check("batch: the others answered", all(r[0] == 200 for r in results[1:]), [r[0] for r in results])
+    check("batch: every generation left the batch", wait_for(lambda: json.loads(request("GET", "/health")[2])["slots_busy"] == 0))
+
+
+{"main": main_checks, "timeout": timeout_checks, "batch": batch_checks}[sys.argv[2]]()
 sys.exit(1 if failures else 0)
