@@ -33,6 +33,13 @@ struct StepSettings {
   // and the gradients and losses are summed over the ranks before clipping, so every rank takes
   // the same AdamW step as one process running all M·P micro-batches (--grad-accum M·P).
   Communicator* ranks = nullptr;
+  // With ranks: the gradients are sent in buckets of at least this many floats as soon as the
+  // backward pass has finished them (ParameterSet::grads_final_from), while it goes on with the
+  // earlier layers; 0: one exchange after the backward pass. The sums are the same to the bit
+  // either way. Overlap needs the last micro-batch's backward on one replica (one thread per
+  // rank, or --parallel kernel); with several replicas their gradients are final only after
+  // reduce_grads, so the exchange waits for it.
+  size_t bucket_floats = 0;
 };
 
 struct StepResult {
