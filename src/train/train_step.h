@@ -5,7 +5,8 @@
 //   for each of the step's micro-batches: forward (training, its own dropout seed), backward of
 //     1/M of its loss (the step's loss is the mean over the M micro-batches)
 //   sum the replicas' gradients
-//   sum the gradients (and losses) of the ranks, with several processes (dist/communicator.h)
+//   sum the gradients (and losses) of the ranks, with several processes (dist/communicator.h);
+//     the gradients' sums start during the last backward, bucket by bucket (bucket_floats)
 //   clip the global gradient norm (or just measure it)
 //   AdamW at the step's learning rate — only when the loss and the norm are finite: otherwise
 //     nothing is updated and the caller decides (stop, or skip the step)
