@@ -5,8 +5,9 @@
 # alternating, for bench/run.py's small and mid configurations.
 #   bash bench/mpi.sh [potop binary] [rounds]
 # Prints tokens/s of each (timed around the steps alone: potop train --json), the ratio, and the
-# all-reduce's time per step (its exchange, without the wait for the slower rank) and the
-# gradient bytes (rank 0's --profile table).
+# all-reduce's time per step (its exchange, without the wait for the slower rank: with overlap,
+# what is left of it after the backward pass) and the gradient bytes (rank 0's --profile table);
+# the ranks run with the exchange overlapped with the backward pass and without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 POTOP=${1:-build/release/src/potop}
@@ -32,15 +33,25 @@ for cfg in "${CONFIGS[@]}"; do
   for round in $(seq "$ROUNDS"); do
     "$POTOP" train "${common[@]}" --batch-size "$G" --threads "$T" --out "$WORK/one" --force \
       >"$WORK/one.json" 2>"$WORK/one.log"
-    "${MPI[@]}" -np "$T" "$POTOP" train "${common[@]}" --batch-size $((G / T)) --threads 1 --out "$WORK/ranks" \
-      --force >"$WORK/ranks.json" 2>"$WORK/ranks.log"
+    # The ranks twice: the exchange overlapped with the backward pass (the default, buckets of
+    # --mpi-bucket-mb 2) and after it (--mpi-bucket-mb 0).
+    for overlap in 2 0; do
+      "${MPI[@]}" -np "$T" "$POTOP" train "${common[@]}" --batch-size $((G / T)) --threads 1 --out "$WORK/ranks" \
+        --mpi-bucket-mb "$overlap" --force >"$WORK/ranks$overlap.json" 2>"$WORK/ranks$overlap.log"
+    done
     params=$(grep -o 'positions: [0-9]*' "$WORK/one.log" | grep -o '[0-9]*')
     one=$(grep -o '"tokens_per_s":[0-9.e+]*' "$WORK/one.json" | cut -d: -f2)
-    ranks=$(grep -o '"tokens_per_s":[0-9.e+]*' "$WORK/ranks.json" | cut -d: -f2)
-    allreduce=$(awk '$1 == "exchange" {print $3}' "$WORK/ranks.log")
     printf '%-6s %-22s %12.0f %14s %12s\n' "$name" "1 process x $T threads" "$one" - -
-    printf '%-6s %-22s %12.0f %14s %12.1f   ratio %.2f\n' "$name" "$T ranks x 1 thread" "$ranks" "$allreduce" \
-      "$(echo "$params * 4 / 1000000" | bc -l)" "$(echo "$ranks / $one" | bc -l)"
+    for overlap in 2 0; do
+      ranks=$(grep -o '"tokens_per_s":[0-9.e+]*' "$WORK/ranks$overlap.json" | cut -d: -f2)
+      allreduce=$(awk '$1 == "exchange" {print $3}' "$WORK/ranks$overlap.log")
+      label="$T ranks x 1 thread"; [ "$overlap" = 0 ] && label="$label, no overlap" || label="$label, overlap"
+      printf '%-6s %-30s %12.0f %14s %12.1f   ratio %.2f\n' "$name" "$label" "$ranks" "$allreduce" \
+        "$(echo "$params * 4 / 1000000" | bc -l)" "$(echo "$ranks / $one" | bc -l)"
+    done
   done
-  grep -A40 '^profile' "$WORK/ranks.log" | grep -E "^  (step|  allreduce|    wait for ranks|    exchange)" | sed "s/^/  $name, rank 0: /" || true
+  for overlap in 2 0; do
+    grep -A40 '^profile' "$WORK/ranks$overlap.log" | grep -E "^  (step|  backward|    start bucket|  allreduce|    wait for ranks|    exchange)" \
+      | sed "s/^/  $name, --mpi-bucket-mb $overlap, rank 0: /" || true
+  done
 done

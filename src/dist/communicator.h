@@ -28,6 +28,25 @@ class Communicator {
 
   // data[i] = Σ_r data_r[i] on every rank, summed in rank order.
   virtual void sum_floats(float* data, size_t n) = 0;
+
+  // The same sum, started now and finished by finish_sums(), so that it runs while the caller
+  // computes (a bucket of gradients exchanged while the backward pass of earlier layers still
+  // runs). data must stay untouched until finish_sums(). Buckets are summed element by element
+  // in rank order like sum_floats, so how the buffer is cut into buckets does not change one bit
+  // of the result; every rank must start the same buckets in the same order.
+  virtual void start_sum_floats(float* data, size_t n) { sum_floats(data, n); }
+  // Lets the started sums advance (MPI moves them on only inside its calls when there is no
+  // progress thread): call it now and then while computing, from the thread that started them.
+  virtual void progress() {}
+  // Waits for every started sum (within the timeout).
+  virtual void finish_sums() {}
+
+  // What the timeout says: the step whose exchange is next (begin_step), and after how long a
+  // rank that stopped without dying (a stuck filesystem, SIGSTOP) ends the run:
+  //   rank 1 did not reach the gradient exchange of step 17 within 300 s; stopping every rank; <note>
+  // printed by the rank that noticed, which then aborts every rank (exit code 1). 0: wait forever.
+  virtual void set_timeout(double /*seconds*/, const std::string& /*note*/) {}
+  virtual void begin_step(long /*step*/) {}
   // Σ_r value_r on every rank, in rank order.
   virtual double sum(double value) = 0;
   // True on every rank when it is true on any (a stop request seen by one rank stops all).

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,7 +50,19 @@ class ParameterSet {
   void init(uint64_t seed);
   void zero_grad();
 
+  // Backward passes say, as they go, that the gradients of tensor `first` and of every tensor
+  // declared after it are final for this pass (the residual stack after each sub-layer: the
+  // layers are declared in the order the forward pass runs them, so backward finishes them from
+  // the last declared down). Multi-process training starts exchanging those gradients then,
+  // while the backward pass of the earlier layers runs (train/train_step.cpp). No hook: nothing.
+  using GradsFinalHook = std::function<void(ParamId first)>;
+  void set_grads_final_hook(GradsFinalHook hook) { grads_final_ = std::move(hook); }
+  void grads_final_from(ParamId first) const {
+    if (grads_final_) grads_final_(first);
+  }
+
  private:
+  GradsFinalHook grads_final_;
   Layout layout_;
   std::shared_ptr<Arena> values_;
   Arena grads_;

@@ -107,6 +107,9 @@ ResidualStack::InputGrad ResidualStack::backward(const float* x, const LayerPass
       e.sublayer->backward(d_other, dout, xk, GradStore::kAccumulate, pass, f);          // d x_k = d s_k + d via f
       std::swap(d_stream, d_other);
     }
+    // Sub-layer k, its norm and everything declared after them (later sub-layers, the final
+    // norm) have their gradients: multi-process training may start sending them.
+    f.params.grads_final_from(e.norm.params.weight);
   }
   return {d_stream, d_other};
 }

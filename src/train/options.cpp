@@ -52,6 +52,11 @@ std::vector<Field> option_fields(TrainOptions& o) {
       {"keep", "also keep a resumable checkpoint every N steps, step-<N>.safetensors (0 = none)", &o.keep},
       {"skip-nonfinite", "skip a step whose loss or gradient norm is NaN or infinite instead of stopping",
        &o.skip_nonfinite},
+      {"mpi-bucket-mb", "under mpirun: send the gradients in buckets of this many MB as the backward pass finishes "
+                        "them, overlapping the exchange with it (0 = one exchange after the backward pass)",
+       &o.mpi_bucket_mb},
+      {"mpi-timeout", "under mpirun: seconds a rank waits for the others in an exchange before it stops the whole "
+                      "run (0 = forever)", &o.mpi_timeout},
   };
   for (Field& f : rest) fields.push_back(std::move(f));
   return fields;
@@ -131,6 +136,10 @@ void validate(const TrainOptions& o) {
   check_threads_flag(o.threads);
   require(o.parallel == "batch" || o.parallel == "kernel", "parallel",
           "must be 'batch' or 'kernel' (got '" + o.parallel + "')");
+  require(std::isfinite(o.mpi_bucket_mb) && o.mpi_bucket_mb >= 0 && o.mpi_bucket_mb <= 1e6, "mpi-bucket-mb",
+          "must be in [0, 1000000] (got " + num(o.mpi_bucket_mb) + "); 0 exchanges after the backward pass");
+  require(std::isfinite(o.mpi_timeout) && o.mpi_timeout >= 0, "mpi-timeout",
+          "must be a number of seconds >= 0 (got " + num(o.mpi_timeout) + "); 0 waits forever");
   require(o.keep >= 0, "keep", "must be >= 0 (got " + std::to_string(o.keep) + "); 0 keeps only latest and best");
 }
 

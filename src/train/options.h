@@ -44,6 +44,9 @@ struct TrainOptions {
   // checkpoints and numerical guards
   int keep = 0;                 // also keep a resumable step-<N>.safetensors every `keep` steps
   bool skip_nonfinite = false;  // skip steps whose loss or gradient norm is not finite
+  // multi-process training (docs/distributed.md)
+  double mpi_bucket_mb = 2;  // gradients sent in buckets of this size during backward; 0: after it
+  double mpi_timeout = 300;  // seconds a rank waits for the others before ending the run; 0: forever
 
   GPTConfig model_config(int vocab_size) const;
   // The step at which the learning rate reaches min_lr.

@@ -5,7 +5,8 @@
 //   for each of the step's micro-batches: forward (training, its own dropout seed), backward of
 //     1/M of its loss (the step's loss is the mean over the M micro-batches)
 //   sum the replicas' gradients
-//   sum the gradients (and losses) of the ranks, with several processes (dist/communicator.h)
+//   sum the gradients (and losses) of the ranks, with several processes (dist/communicator.h);
+//     the gradients' sums start during the last backward, bucket by bucket (bucket_floats)
 //   clip the global gradient norm (or just measure it)
 //   AdamW at the step's learning rate — only when the loss and the norm are finite: otherwise
 //     nothing is updated and the caller decides (stop, or skip the step)
@@ -33,6 +34,13 @@ struct StepSettings {
   // and the gradients and losses are summed over the ranks before clipping, so every rank takes
   // the same AdamW step as one process running all M·P micro-batches (--grad-accum M·P).
   Communicator* ranks = nullptr;
+  // With ranks: the gradients are sent in buckets of at least this many floats as soon as the
+  // backward pass has finished them (ParameterSet::grads_final_from), while it goes on with the
+  // earlier layers; 0: one exchange after the backward pass. The sums are the same to the bit
+  // either way. Overlap needs the last micro-batch's backward on one replica (one thread per
+  // rank, or --parallel kernel); with several replicas their gradients are final only after
+  // reduce_grads, so the exchange waits for it.
+  size_t bucket_floats = 0;
 };
 
 struct StepResult {

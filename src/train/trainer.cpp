@@ -297,7 +297,9 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   const ModelHeader header = gpt_header(config, *tokenizer);
   RunJob job;
   job.step = [&](int step) {
-    const StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step, &comm};
+    StepSettings s{schedule.at(step), options.grad_clip, options.grad_accum, dropout_seed, step, &comm};
+    if (options.mpi_bucket_mb > 0)  // at least one float: a tiny size makes each layer its own bucket
+      s.bucket_floats = std::max<size_t>(1, static_cast<size_t>(options.mpi_bucket_mb * 1e6 / sizeof(float)));
     // The step's micro-batches come from one sequence, in turn to each rank: rank r trains on
     // batches r, r + P, r + 2P, … and skips the others, so that P ranks see exactly the batches
     // of one process with P times the --grad-accum, and every rank's sampler stays in step.
@@ -326,6 +328,9 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
     const bool mine = control.stop_requested && control.stop_requested(steps_done);
     return P > 1 ? comm.any(mine) : mine;  // every rank stops at the same step
   };
+  if (P > 1)
+    comm.set_timeout(options.mpi_timeout, "the last checkpoint is in " + out.string() + " (resume with: mpirun -np " +
+                                              std::to_string(P) + " potop train --resume " + out.string() + ")");
   RunSettings settings;
   settings.out = out, settings.steps = options.steps, settings.eval_interval = options.eval_interval;
   settings.log_interval = options.log_interval, settings.keep = options.keep;

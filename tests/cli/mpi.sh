@@ -4,6 +4,9 @@
 #   mpi.sh <potop> <mpirun> resume    a 2-rank run resumed by 2 ranks (exact) and by 1 (works)
 #   mpi.sh <potop> <mpirun> refuse    ranks with different flags / a data file missing on one
 #   mpi.sh <potop> <mpirun> kill      a rank killed mid-run: the run ends, the checkpoint loads
+#   mpi.sh <potop> <mpirun> hang      a rank stopped (SIGSTOP) mid-run: --mpi-timeout ends the run
+#   mpi.sh <potop> <mpirun> overlap   gradients sent during backward, in one or many buckets, or after
+#                                     it: bit-identical
 POTOP=$1
 MPIRUN=$2
 GROUP=$3
@@ -88,6 +91,87 @@ PY
   if out=$(same_run four twotwo 2>&1); then ok "2 ranks x --grad-accum 2 = one process x --grad-accum 4: $out"
   else fail "2 ranks x --grad-accum 2 differ from one process x --grad-accum 4: $out"; fi
   [ -z "$(ls two | grep '\.tmp-' || true)" ] && ok "no temporary files" || fail "temporary files left: $(ls two)"
+  ;;
+overlap)
+  # The exchange overlapped with the backward pass (the default, buckets of 2 MB: one bucket for
+  # the tiny model, sent as its first block finishes), in many tiny buckets (each sub-layer its
+  # own, plus the embeddings), or after the backward pass: the same sums, bit for bit.
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 6 --out default 2>default.log || fail "default: $(tail -n 5 default.log)"
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 6 --mpi-bucket-mb 0 --out after 2>after.log \
+    || fail "--mpi-bucket-mb 0: $(tail -n 5 after.log)"
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 6 --mpi-bucket-mb 0.0001 --profile --out tiny 2>tiny.log \
+    || fail "tiny buckets: $(tail -n 5 tiny.log)"
+  for run in after tiny; do
+    cmp -s default/latest.safetensors $run/latest.safetensors && diff <(losses default) <(losses $run) >/dev/null \
+      && ok "$run: bit-identical to the default" || fail "$run differs from the default"
+  done
+  # 2 layers = 4 sub-layers, each its own bucket, and the embeddings: 5 buckets a step.
+  # (the table lists the 4 started inside the backward pass apart from the one started after it)
+  buckets=$(awk '$1 == "start" && $2 == "bucket" {n += $3} END {print n}' tiny.log)
+  [ "$buckets" = 5 ] && ok "tiny buckets: $buckets buckets per step" \
+    || fail "expected 5 buckets per step: '$buckets' in $(grep -A30 '^profile' tiny.log)"
+  # With --grad-accum 2 on each rank only the last micro-batch's backward overlaps.
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 4 --grad-accum 2 --mpi-bucket-mb 0.0001 --out accum 2>accum.log \
+    || fail "accum: $(tail -n 5 accum.log)"
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 4 --grad-accum 2 --mpi-bucket-mb 0 --out accum0 2>accum0.log \
+    || fail "accum0: $(tail -n 5 accum0.log)"
+  cmp -s accum/latest.safetensors accum0/latest.safetensors && ok "--grad-accum 2: bit-identical with and without overlap" \
+    || fail "--grad-accum 2: overlap changes the weights"
+  # 2 threads per rank: two replicas, whose gradients are final only after reduce_grads: the
+  # exchange then waits for it (and still gives the same sums as 2 ranks of 1 thread, up to the
+  # replicas' rounding: compared to itself without overlap).
+  two_threads=()
+  for a in "${ARGS[@]}"; do [ "${#two_threads[@]}" -gt 0 ] && [ "${two_threads[-1]}" = --threads ] && a=2; two_threads+=("$a"); done
+  "${MPI[@]}" -np 2 "$POTOP" train "${two_threads[@]}" --steps 4 --out two_threads 2>tt.log || fail "2 threads: $(tail -n 5 tt.log)"
+  grep -q '^threads: 2, 2 running the model side by side' tt.log && ok "2 replicas per rank" || fail "not 2 replicas: $(grep '^threads' tt.log)"
+  "${MPI[@]}" -np 2 "$POTOP" train "${two_threads[@]}" --steps 4 --mpi-bucket-mb 0 --out two_threads0 2>tt0.log \
+    || fail "2 threads, no overlap: $(tail -n 5 tt0.log)"
+  cmp -s two_threads/latest.safetensors two_threads0/latest.safetensors && ok "2 threads per rank: bit-identical" \
+    || fail "2 threads per rank: differs"
+  rc=0
+  "$POTOP" train "${ARGS[@]}" --steps 2 --mpi-timeout -1 --out bad 2>err.txt || rc=$?
+  [ "$rc" = 1 ] && grep -q 'potop: error: --mpi-timeout must be' err.txt && ok "bad --mpi-timeout: $(cat err.txt)" \
+    || fail "--mpi-timeout -1: exit $rc, $(cat err.txt)"
+  ;;
+hang)
+  # Rank 1 is stopped (not killed) once rank 0 has written a checkpoint: rank 0 waits 3 s for it
+  # at the next exchange, says so and aborts the run.
+  "${MPI[@]}" -np 2 "$POTOP" train --data text.txt "${TINY[@]}" --steps 100000 --eval-interval 5 --mpi-timeout 3 \
+    --out run 2>run.log &
+  mpirun_pid=$!
+  for _ in $(seq 600); do [ "$(count_records run)" -ge 12 ] && break; sleep 0.1; done
+  [ -f run/resume.safetensors ] || fail "no checkpoint after 12 steps: $(tail -n 5 run.log)"
+  rank1=""
+  for pid in $(pgrep -P "$mpirun_pid"); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && rank1=$pid
+  done
+  if [ -z "$rank1" ]; then fail "rank 1 not found among mpirun's children"; kill -9 "$mpirun_pid"; finish; fi
+  kill -STOP "$rank1"
+  started=$(date +%s)
+  rc=0
+  for _ in $(seq 300); do kill -0 "$mpirun_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$mpirun_pid" 2>/dev/null; then
+    fail "the run still runs 30 s after rank 1 was stopped: $(tail -n 5 run.log)"
+    kill -CONT "$rank1" 2>/dev/null; kill -9 "$rank1" "$mpirun_pid" 2>/dev/null; wait "$mpirun_pid" || true
+  else
+    wait "$mpirun_pid" || rc=$?
+    took=$(( $(date +%s) - started ))
+    [ "$rc" != 0 ] && [ "$took" -le 15 ] && ok "the run ended (exit $rc) $took s after rank 1 was stopped" \
+      || fail "exit code $rc, $took s after rank 1 was stopped"
+  fi
+  # mpirun kills the stopped rank too (SIGKILL ends a stopped process); it may take a moment to go.
+  for _ in $(seq 50); do [ -d "/proc/$rank1" ] && [ "$(awk '{print $3}' "/proc/$rank1/stat" 2>/dev/null)" != Z ] || break; sleep 0.1; done
+  if [ -d "/proc/$rank1" ] && [ "$(awk '{print $3}' "/proc/$rank1/stat" 2>/dev/null)" != Z ]; then
+    fail "rank 1 is still there, 5 s after the run ended (state $(awk '{print $3}' "/proc/$rank1/stat"))"
+    kill -CONT "$rank1"; kill -9 "$rank1"
+  else ok "rank 1 is gone"; fi
+  line=$(grep -o 'potop: error: rank 1 did not reach .*' run.log || true)
+  [[ "$line" == *"within 3 s (--mpi-timeout; noticed by rank 0 of 2); stopping every rank; the last checkpoint is in run"* ]] \
+    && ok "says so: $line" || fail "no timeout message naming rank 1: $(tail -n 8 run.log)"
+  loads run "after the timeout"
+  at=$(grep -o '"step":[0-9]*' run/metrics.jsonl | tail -n 1)
+  "$POTOP" train --resume run --steps $(( ${at#*:} + 5 )) 2>resume.log && ok "one process resumes the run (last record $at)" \
+    || fail "resume after the timeout failed: $(tail -n 3 resume.log)"
   ;;
 resume)
   "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 8 --out full 2>full.log || fail "full: $(tail -n 5 full.log)"
