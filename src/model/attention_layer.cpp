@@ -71,17 +71,36 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
     POTOP_PROFILED("qkv", linear_forward(qkv, in, f.value(qkv_w_), f.value(qkv_b_), N, C, 3 * C));  // [Q K V] = in·W + b
     q = qkv, k = qkv + C, v = qkv + 2 * C;
     if (pass.cache) {  // append this pass's keys and values, head by head, then attend over all of them
-      POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
-      const int H = c_.n_head, D = C / H, Tmax = pass.cache->block_size;
-      float* k_cache = pass.cache->keys(cache_slot_);
-      float* v_cache = pass.cache->values(cache_slot_);
-      for (int t = 0; t < pass.T; ++t)
-        for (int h = 0; h < H; ++h) {
-          const float* row = qkv + size_t(t) * 3 * C + h * D;
-          std::memcpy(k_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + C, D * sizeof(float));
-          std::memcpy(v_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + 2 * C, D * sizeof(float));
-        }
-      k = k_cache, v = v_cache;
+      // B sequences decoded side by side (beam search) read pass.cache as B caches, one each.
+      POTOP_CHECK(cache_slot_ >= 0, "a KV cache is for causal self-attention");
+      const int H = c_.n_head, D = C / H;
+      for (int b = 0; b < pass.B; ++b) {
+        KVCache& cache = pass.cache[b];
+        const int Tmax = cache.block_size;
+        float* k_cache = cache.keys(cache_slot_);
+        float* v_cache = cache.values(cache_slot_);
+        for (int t = 0; t < pass.T; ++t)
+          for (int h = 0; h < H; ++h) {
+            const float* row = qkv + (size_t(b) * pass.T + t) * 3 * C + h * D;
+            std::memcpy(k_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + C, D * sizeof(float));
+            std::memcpy(v_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + 2 * C, D * sizeof(float));
+          }
+      }
+      if (pass.B > 1) {  // each sequence attends over its own cache: one batch-1 attention each
+        float* y = f.buffer(y_);
+        float* stats = f.buffer(stats_);
+        LayerPass one = pass;
+        one.B = 1;
+        const AttentionDims d = dims(one);
+        for (int b = 0; b < pass.B; ++b)
+          POTOP_PROFILED("attention", attention_forward(y + size_t(b) * pass.T * C, stats + attention_stats_size(d) * b,
+                                                        nullptr, qkv + size_t(b) * pass.T * 3 * C,
+                                                        pass.cache[b].keys(cache_slot_), pass.cache[b].values(cache_slot_),
+                                                        d, mask(one), 0.0f, 0));  // softmax(qkᵀ/√d)·v
+        POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));  // heads -> C
+        return;
+      }
+      k = pass.cache->keys(cache_slot_), v = pass.cache->values(cache_slot_);
     }
   }
   float* y = f.buffer(y_);

@@ -8,7 +8,9 @@
 // The mask is causal (the look-ahead mask: query i sees keys j <= i) or not, and padded keys get
 // -inf (the pass's lengths for self-attention, its memory_lengths for cross-attention). With a
 // KV cache, a self-attention layer appends this pass's keys and values to its slot and attends
-// over everything cached, so generation costs one position's work per token.
+// over everything cached, so generation costs one position's work per token. A pass of B > 1
+// sequences with a cache (beam search's hypotheses side by side) reads LayerPass::cache as B
+// caches, one per sequence: the projections run as one batch, the attention per sequence.
 //
 // Parameters use Hugging Face's GPT-2 names: <prefix>.c_attn (C, 3C) and <prefix>.c_proj (C, C)
 // for self-attention; <prefix>.q_attn (C, C), <prefix>.c_attn (C, 2C) and <prefix>.c_proj for
