@@ -87,16 +87,19 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
           }
       }
       if (pass.B > 1) {  // each sequence attends over its own cache: one batch-1 attention each
+        POTOP_CHECK(pass.dropout == 0.0f, "decoding several cached sequences at once is for generation (no dropout)");
         float* y = f.buffer(y_);
         float* stats = f.buffer(stats_);
         LayerPass one = pass;
         one.B = 1;
         const AttentionDims d = dims(one);
-        for (int b = 0; b < pass.B; ++b)
+        for (int b = 0; b < pass.B; ++b) {
+          one.lengths = pass.lengths ? pass.lengths + b : nullptr;
           POTOP_PROFILED("attention", attention_forward(y + size_t(b) * pass.T * C, stats + attention_stats_size(d) * b,
                                                         nullptr, qkv + size_t(b) * pass.T * 3 * C,
                                                         pass.cache[b].keys(cache_slot_), pass.cache[b].values(cache_slot_),
                                                         d, mask(one), 0.0f, 0));  // softmax(qkᵀ/√d)·v
+        }
         POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));  // heads -> C
         return;
       }
