@@ -4,6 +4,7 @@
 #   bash bench/run.sh [run.py flags]      training and generation vs PyTorch (e.g. --quick, --rounds 5)
 #   bash bench/run.sh tokenizers [flags]  BPE/unigram vs SentencePiece's tools (docs/tokenizers.md)
 #   bash bench/run.sh word2vec [flags]    vs gensim and fastText (docs/word2vec.md)
+#   bash bench/run.sh translate [flags]   encoder-decoder training and decoding vs PyTorch (docs/translation.md)
 #   bash bench/run.sh serve [flags]       potop serve under 1/4/16 clients vs one sample stream (docs/serve.md)
 #   bash bench/run.sh mpi [rounds]        2 ranks x 1 thread vs 1 process x 2 threads (docs/distributed.md)
 #   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
@@ -34,6 +35,7 @@ workload() {  # workload <name> [flags]
   case $name in
     tokenizers) build potop && $PY bench/tokenizers.py --potop "$POTOP" "$@" ;;
     word2vec) build potop && $PY bench/word2vec.py --potop "$POTOP" "$@" ;;
+    translate) build potop && $PY bench/translate.py --potop "$POTOP" "$@" ;;
     serve)
       build potop
       local dir
@@ -65,12 +67,14 @@ if [ "${1:-}" = all ]; then
     section "training and generation vs PyTorch" train --quick
     section "tokenizers vs SentencePiece" tokenizers --quick
     section "word2vec vs gensim and fastText" word2vec --quick --speed-only
+    section "translation vs PyTorch" translate --quick
     SERVE_MODEL_STEPS=50 section "potop serve" serve --clients 1,4,16 --seconds 3
     section "MPI ranks vs threads" mpi 1
   else
     section "training and generation vs PyTorch" train
     section "tokenizers vs SentencePiece" tokenizers
     section "word2vec vs gensim and fastText" word2vec
+    section "translation vs PyTorch" translate
     section "potop serve" serve --clients 1,4,16 --seconds 10
     section "MPI ranks vs threads" mpi 2
   fi
@@ -79,6 +83,6 @@ if [ "${1:-}" = all ]; then
   exit 0
 fi
 case "${1:-}" in
-  tokenizers | word2vec | serve | mpi) workload "$@" ;;
+  tokenizers | word2vec | translate | serve | mpi) workload "$@" ;;
   *) workload train "$@" ;;
 esac

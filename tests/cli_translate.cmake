@@ -1,3 +1,7 @@
 # potop translate end to end: a toy reversal task learned exactly, resume, bad input.
 add_test(NAME cli.translate COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/translate.sh $<TARGET_FILE:potop>)
 set_tests_properties(cli.translate PROPERTIES LABELS "cli" TIMEOUT 600)
+# The PyTorch reference trainer follows potop translate train step for step from the same state.
+add_test(NAME cli.translate_torch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/translate_torch.sh $<TARGET_FILE:potop>
+         ${POTOP_PYTHON} ${PROJECT_SOURCE_DIR}/scripts)
+set_tests_properties(cli.translate_torch PROPERTIES LABELS "cli" TIMEOUT 300)

@@ -26,7 +26,6 @@ std::vector<double> log_softmax(const float* logits, int V) {
 struct Hypothesis {
   std::vector<int> tokens;  // generated so far (without <s>)
   double logp = 0;
-  KVCache cache;
 };
 
 double length_penalty(size_t length, float alpha) { return std::pow((5.0 + double(length)) / 6.0, double(alpha)); }
@@ -64,33 +63,49 @@ std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source,
   const int V = model.config().vocab_size, K = options.beam;
   const int max_len = max_target(model, source.size(), options);
   model.encode(source.data(), int(source.size()));
-  std::vector<Hypothesis> alive;
-  alive.push_back({{}, 0.0, model.new_cache()});
+  std::vector<Hypothesis> alive{{{}, 0.0}};
+  std::vector<KVCache> caches;  // caches[h]: hypothesis h's self-attention keys and values
+  caches.push_back(model.new_cache());
   struct Finished {
     std::vector<int> tokens;
     double score;
   };
   std::vector<Finished> finished;
+  std::vector<int> last;
   for (int step = 0; step <= max_len && !alive.empty() && int(finished.size()) < K; ++step) {
+    // Every alive hypothesis advanced by one token: all of them in one decoder pass, or one pass
+    // each (the reference the batched pass is tested against).
+    const int n = int(alive.size());
+    last.resize(n);
+    for (int h = 0; h < n; ++h) last[h] = alive[h].tokens.empty() ? kBosId : alive[h].tokens.back();
+    std::vector<std::vector<double>> lp(n);
+    if (options.batched) {
+      std::vector<KVCache*> rows(n);
+      for (int h = 0; h < n; ++h) rows[h] = &caches[h];
+      const float* logits = model.decode_rows(last.data(), n, rows.data());
+      for (int h = 0; h < n; ++h) lp[h] = log_softmax(logits + size_t(h) * V, V);
+    } else {
+      for (int h = 0; h < n; ++h) lp[h] = log_softmax(model.decode(&last[h], 1, caches[h]), V);
+    }
     // Every alive hypothesis extended by its K best tokens (K best overall is among them).
     struct Candidate {
       double logp;
       int from, token;
     };
     std::vector<Candidate> candidates;
-    for (int h = 0; h < int(alive.size()); ++h) {
-      Hypothesis& hyp = alive[h];
-      const int last = hyp.tokens.empty() ? kBosId : hyp.tokens.back();
-      const std::vector<double> lp = log_softmax(model.decode(&last, 1, hyp.cache), V);
-      std::vector<int> ids(V);
+    std::vector<int> ids(V);
+    for (int h = 0; h < n; ++h) {
       std::iota(ids.begin(), ids.end(), 0);
+      const std::vector<double>& l = lp[h];
       std::partial_sort(ids.begin(), ids.begin() + std::min(K, V), ids.end(),
-                        [&](int a, int b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
-      for (int i = 0; i < std::min(K, V); ++i) candidates.push_back({hyp.logp + lp[ids[i]], h, ids[i]});
+                        [&](int a, int b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+      for (int i = 0; i < std::min(K, V); ++i) candidates.push_back({alive[h].logp + l[ids[i]], h, ids[i]});
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.logp > b.logp; });
+    // The survivors, each with a copy of its parent's cache (a parent may have several children).
     std::vector<Hypothesis> next;
+    std::vector<KVCache> next_caches;
     for (const Candidate& c : candidates) {
       if (int(next.size()) + int(finished.size()) >= K) break;
       const Hypothesis& from = alive[c.from];
@@ -101,9 +116,11 @@ std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source,
         continue;
       }
       tokens.push_back(c.token);
-      next.push_back({std::move(tokens), c.logp, from.cache});
+      next.push_back({std::move(tokens), c.logp});
+      next_caches.push_back(caches[c.from]);
     }
     alive = std::move(next);
+    caches = std::move(next_caches);
   }
   for (Hypothesis& h : alive)  // out of length: unfinished prefixes compete as they are
     finished.push_back({h.tokens, h.logp / length_penalty(h.tokens.size(), options.alpha)});

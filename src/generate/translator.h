@@ -1,6 +1,8 @@
 // Decoding a trained encoder-decoder: greedy search and beam search with GNMT's length penalty.
 // The source is encoded once; each hypothesis keeps its own KV cache of the decoder's
-// self-attention, so a step costs one position's work per hypothesis.
+// self-attention, so a step costs one position's work per hypothesis, and beam search advances
+// all its hypotheses in one decoder pass (a batch of K rows, caches reordered by the survivors'
+// parents each step).
 //
 //   greedy:  y_t = argmax p(y | y_<t, x) until </s> or the length limit
 //   beam K:  keep the K best prefixes by log p; a prefix ending in </s> is finished and scored
@@ -19,6 +21,9 @@ struct DecodeOptions {
   int beam = 1;         // 1: greedy
   float alpha = 0.6f;   // length penalty exponent (GNMT)
   int max_extra = 16;   // at most |source| + max_extra target tokens (and block_size - 1)
+  // Beam search advances its K hypotheses in one decoder pass of K rows (each with its own KV
+  // cache); false: one pass per hypothesis, the reference the batched pass is tested against.
+  bool batched = true;
 };
 
 // The target ids (without <s> and </s>) for source ids (ending in </s>, at most block_size), by

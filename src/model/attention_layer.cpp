@@ -85,8 +85,8 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
     }
   }
   float* y = f.buffer(y_);
-  if (pass.caches) {  // batched decoding: every row attends over its own sequence's cache
-    POTOP_CHECK(!c_.cross && cache_slot_ >= 0 && pass.T == 1, "batched decoding is for causal self-attention");
+  if (pass.caches && !c_.cross) {  // batched decoding: every row attends over its own sequence's cache
+    POTOP_CHECK(cache_slot_ >= 0 && pass.T == 1 && pass.dropout == 0.0f, "batched decoding is for causal self-attention");
     const int H = c_.n_head, D = C / H;
     for (int b = 0; b < pass.B; ++b) {
       KVCache& cache = *pass.caches[b];

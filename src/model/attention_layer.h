@@ -8,7 +8,10 @@
 // The mask is causal (the look-ahead mask: query i sees keys j <= i) or not, and padded keys get
 // -inf (the pass's lengths for self-attention, its memory_lengths for cross-attention). With a
 // KV cache, a self-attention layer appends this pass's keys and values to its slot and attends
-// over everything cached, so generation costs one position's work per token.
+// over everything cached, so generation costs one position's work per token. A pass of B
+// independent sequences (LayerPass::caches: potop serve's batch, beam search's hypotheses) takes
+// one token per row, appends its key and value to that row's cache at the cache's length and
+// attends over that cache: the projections run as one B-row batch, the attention row by row.
 //
 // Parameters use Hugging Face's GPT-2 names: <prefix>.c_attn (C, 3C) and <prefix>.c_proj (C, C)
 // for self-attention; <prefix>.q_attn (C, C), <prefix>.c_attn (C, 2C) and <prefix>.c_proj for

@@ -215,6 +215,27 @@ const float* EncoderDecoder::decode(const int* tokens, int T, KVCache& cache) {
   return L.head->logits(dec_acts_);
 }
 
+const float* EncoderDecoder::decode_rows(const int* tokens, int B, KVCache* const* caches) {
+  POTOP_CHECK(encoded_S_ > 0, "decode_rows() needs encode() first");
+  for (int b = 0; b < B; ++b) POTOP_CHECK(caches[b]->length < config().block_size, "target longer than block_size");
+  const Layers& L = *layers_;
+  const size_t memory_floats = encoded_.size();
+  if (memory_rows_.size() < B * memory_floats) memory_rows_.resize(B * memory_floats);
+  for (int b = 0; b < B; ++b) std::copy(encoded_.begin(), encoded_.end(), memory_rows_.begin() + b * memory_floats);
+  dec_acts_.reserve(B, int64_t{B} * encoded_S_);
+  LayerPass dec;
+  dec.B = B, dec.T = 1, dec.caches = caches;  // each row at its own cache's length
+  dec.memory = memory_rows_.data(), dec.S = encoded_S_;
+  const Frame df{params_, dec_acts_};
+  const float* h = L.decoder->forward(L.tgt_embed->forward(tokens, dec, df), dec, df);
+  int counted = 0;
+  L.head->forward(h, nullptr, dec, df, counted);
+  for (int b = 0; b < B; ++b) ++caches[b]->length;
+  has_forward_ = false;
+  dec_pass_ = dec;
+  return L.head->logits(dec_acts_);
+}
+
 KVCache EncoderDecoder::new_cache() const {
   return KVCache(layers_->built.cache_slots, config().block_size, config().n_embd);
 }

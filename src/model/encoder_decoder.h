@@ -68,6 +68,11 @@ class EncoderDecoder final : public Model {
   // keys and values `cache` holds, and returns the logits (T, V) of those positions.
   void encode(const int* source, int S);
   const float* decode(const int* tokens, int T, KVCache& cache);
+  // B hypotheses of the encoded source advanced by one token each in one pass (LayerPass::caches,
+  // as GPT::forward_rows): tokens (B), the hypotheses' caches (B, each at its own length);
+  // returns the logits (B, V). Row b gives what decode(&tokens[b], 1, *caches[b]) gives, up to
+  // the rounding of a B-row GEMM.
+  const float* decode_rows(const int* tokens, int B, KVCache* const* caches);
   KVCache new_cache() const;
 
  private:
@@ -86,6 +91,7 @@ class EncoderDecoder final : public Model {
   bool has_forward_ = false;
   std::vector<float> encoded_;  // encode()'s output, (S, C)
   int encoded_S_ = 0;
+  std::vector<float> memory_rows_;  // encoded_ repeated for decode_rows' B hypotheses
   std::vector<float> attention_map_, attention_scratch_;
 };
 

@@ -1,6 +1,7 @@
 // The encoder-decoder's generation path and masks: KV-cached decoding gives the logits of the
 // full teacher-forced pass; padding after a source's length changes nothing; beam search with
-// beam 1 is greedy search; Batch::rows shards the source side.
+// beam 1 is greedy search; beam search advancing its hypotheses in one batched pass finds what
+// one pass per hypothesis finds; Batch::rows shards the source side.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -109,6 +110,59 @@ TEST(EncoderDecoder, BeamOneIsGreedy) {
     EXPECT_LE(wide.size(), source.size() + 7);
   }
   EXPECT_GT(nonempty, 0) << "every greedy translation was empty: the test compared nothing";
+}
+
+// decode_rows advances several hypotheses, each with its own cache and history, in one pass:
+// row b matches decode() of that hypothesis alone.
+TEST(EncoderDecoder, DecodeRowsMatchesOneHypothesisAtATime) {
+  EncoderDecoder model(tiny(NormPlacement::kPre));
+  scramble(model, 5);
+  Rng rng(6);
+  const int V = model.config().vocab_size, B = 3;
+  std::vector<int> source = random_ids(rng, 5, V);
+  source.push_back(kEosId);
+  model.encode(source.data(), int(source.size()));
+  std::vector<KVCache> batched, single;
+  for (int b = 0; b < B; ++b) batched.push_back(model.new_cache()), single.push_back(model.new_cache());
+  std::vector<KVCache*> row_caches;
+  for (KVCache& c : batched) row_caches.push_back(&c);
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<int> tokens = random_ids(rng, B, V);  // a different history per row
+    const float* rows = model.decode_rows(tokens.data(), B, row_caches.data());
+    const std::vector<float> logits(rows, rows + size_t(B) * V);
+    for (int b = 0; b < B; ++b) {
+      const float* one = model.decode(&tokens[b], 1, single[b]);
+      EXPECT_LT(max_diff(logits.data() + size_t(b) * V, one, V), 1e-4) << "step " << step << " row " << b;
+    }
+  }
+}
+
+// The batched beam (all K hypotheses in one decoder pass) returns exactly what the beam with one
+// pass per hypothesis returns, for beams 1..5, both norm placements; beam 1 is still greedy.
+TEST(EncoderDecoder, BatchedBeamSearchMatchesOnePassPerHypothesis) {
+  for (NormPlacement norm : {NormPlacement::kPost, NormPlacement::kPre}) {
+    EncoderDecoder model(tiny(norm));
+    scramble(model, 11);
+    Rng rng(12);
+    const int V = model.config().vocab_size;
+    int differs_from_greedy = 0;
+    for (int i = 0; i < 10; ++i) {
+      std::vector<int> source = random_ids(rng, 2 + i % 6, V);
+      source.push_back(kEosId);
+      const std::vector<int> greedy = greedy_search(model, source, DecodeOptions{1, 0.6f, 6});
+      for (int beam = 1; beam <= 5; ++beam) {
+        DecodeOptions batched{beam, 0.6f, 6}, reference = batched;
+        reference.batched = false;
+        const std::vector<int> got = beam_search(model, source, batched);
+        EXPECT_EQ(got, beam_search(model, source, reference)) << "source " << i << ", beam " << beam;
+        if (beam == 1) {
+          EXPECT_EQ(got, greedy) << "source " << i;
+        }
+        differs_from_greedy += got != greedy;
+      }
+    }
+    EXPECT_GT(differs_from_greedy, 0) << "no beam ever differed from greedy: the test compared too little";
+  }
 }
 
 TEST(EncoderDecoder, BatchRowsShardTheSource) {
