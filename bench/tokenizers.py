@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from machine import cpu_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -41,17 +42,6 @@ SPM_FLAGS = [
     "--add_dummy_prefix=false", "--remove_extra_whitespaces=false", "--split_digits=true",
     "--allow_whitespace_only_pieces=true", "--max_sentence_length=65536", "--num_threads=16", "--minloglevel=2",
 ]
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def timed(cmd: list[str], stdin: str | None = None, stdout=subprocess.DEVNULL) -> float:

@@ -26,11 +26,12 @@ import argparse
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
+
+from machine import cpu_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -39,17 +40,6 @@ DATA = os.path.join(ROOT, "..", "shared", "data", "tatoeba-eng-pol.tsv")
 DECODE_MODEL_STEPS = 8
 MODEL = ["--vocab-size", "4000", "--n-layer", "3", "--n-head", "4", "--n-embd", "128", "--block-size", "48",
          "--dropout", "0.1", "--label-smoothing", "0.1", "--lr-schedule", "noam", "--lr", "0.25", "--warmup", "400"]
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def train_records(path):

@@ -28,7 +28,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -36,21 +35,12 @@ import sys
 import tempfile
 import time
 
+from machine import cpu_name
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 SETTINGS = dict(dim=100, window=5, negative=5, sample=1e-3, min_count=5, alpha=0.025)
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def potop_train(potop, words, out, model, threads, epochs, seed):
