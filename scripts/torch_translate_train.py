@@ -4,7 +4,12 @@ same recipe, so the README can compare BLEU and wall time.
 
     potop translate train --data pairs.tsv --out DIR ... --steps 1     # writes the split, tokenizer, config
     /usr/bin/python3 scripts/torch_translate_train.py --dir DIR --potop build/release/src/potop \
-        [--steps N] [--init DIR/resume.safetensors] [--threads 2] [--metrics torch.jsonl]
+        [--steps N] [--init DIR/resume.safetensors] [--threads 2] [--metrics torch.jsonl] \
+        [--save-dir TORCH_DIR]
+
+--save-dir writes the trained weights as a potop model directory (DIR's config, tokenizer and
+split, and latest.safetensors holding torch's weights under potop's names), so `potop translate
+eval --model TORCH_DIR` scores the PyTorch model with the same search and metrics as potop's.
 
 What it shares with potop, read from DIR (so nothing is re-derived differently):
   - the split: DIR/train.tsv and DIR/dev.tsv, which potop wrote;
@@ -33,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -247,6 +253,7 @@ def main(argv=None):
     p.add_argument("--log-interval", type=int, help="default: the run's")
     p.add_argument("--eval-interval", type=int, help="default: the run's")
     p.add_argument("--metrics", help="write JSON lines here too")
+    p.add_argument("--save-dir", help="write the trained model here as a potop model directory")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -344,7 +351,24 @@ def main(argv=None):
         if (step + 1) % eval_interval == 0 or step + 1 == steps:
             evaluate(step + 1)
     record({"kind": "done", "steps": steps, "wall_s": time.perf_counter() - began})
+    if a.save_dir:
+        save_model_dir(model, a.dir, a.save_dir)
     return 0
+
+
+def save_model_dir(model, potop_dir, out):
+    """A potop model directory with torch's weights: everything but the checkpoints is copied from
+    potop_dir; latest.safetensors keeps potop's metadata (config, tokenizer) without its checksum,
+    which potop does not require."""
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(potop_dir):
+        path = os.path.join(potop_dir, name)
+        if os.path.isfile(path) and not name.endswith(".safetensors") and name != "metrics.jsonl":
+            shutil.copy2(path, os.path.join(out, name))
+    _, meta = torch_gpt.load_safetensors(os.path.join(potop_dir, "latest.safetensors"))
+    meta = {k: v for k, v in meta.items() if k not in ("potop.checksum", "step", "train_loss", "val_loss")}
+    tensors = {name: p.detach().contiguous() for name, p in model.named_parameters()}
+    torch_gpt.save_safetensors(os.path.join(out, "latest.safetensors"), tensors, meta)
 
 
 if __name__ == "__main__":
