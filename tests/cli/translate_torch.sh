@@ -3,8 +3,9 @@
 # on the same run: started from potop's train state at step 6 (weights, Adam's moments and step
 # count), it must draw the same batches, follow the same schedule and clipping, and log the same
 # training losses for steps 7..12 and the same train/dev losses at the final evaluation (dropout
-# 0, label smoothing 0.1, the noam schedule). A fresh PyTorch run must then train and report dev
-# BLEU and chrF.
+# 0, label smoothing 0.1, the noam schedule). The weights it ends with, saved as a potop model
+# directory (--save-dir), must translate the test sentences as potop's own step-12 model does. A
+# fresh PyTorch run must then train and report dev BLEU and chrF.
 POTOP=$1
 PYTHON=$2
 SCRIPTS=$3
@@ -30,7 +31,7 @@ done
   --dev-size 30 --test-size 10 --steps 12 --keep 6 --threads 1 2>train.log || fail "potop translate train: $(tail -3 train.log)"
 
 if "$PYTHON" "$SCRIPTS/torch_translate_train.py" --dir m --potop "$POTOP" --init m/step-000006.safetensors \
-     --metrics torch.jsonl >torch.log 2>&1; then
+     --metrics torch.jsonl --save-dir torch-model >torch.log 2>&1; then
   ok "torch reference trainer resumed from potop's step 6"
 else
   fail "torch reference trainer: $(tail -5 torch.log)"
@@ -59,6 +60,16 @@ then
   ok "same losses at steps 7..12 and the same train/dev loss at step 12"
 else
   fail "losses differ: $(cat compare.txt)"
+fi
+
+# potop's search and metrics on the PyTorch weights: the same translations as potop's own weights.
+"$POTOP" translate eval --model m --checkpoint latest --data m/test.tsv --threads 1 >eval-potop.txt 2>&1
+"$POTOP" translate eval --model torch-model --data m/test.tsv --threads 1 >eval-torch.txt 2>&1
+if [ -f torch-model/latest.safetensors ] && grep -q '^BLEU' eval-potop.txt \
+   && [ "$(grep -E '^(BLEU|chrF)' eval-potop.txt)" = "$(grep -E '^(BLEU|chrF)' eval-torch.txt)" ]; then
+  ok "--save-dir: potop translate eval scores the PyTorch weights as it scores its own"
+else
+  fail "--save-dir: potop $(cat eval-potop.txt) / torch $(cat eval-torch.txt)"
 fi
 
 if "$PYTHON" "$SCRIPTS/torch_translate_train.py" --dir m --potop "$POTOP" --steps 8 --eval-interval 8 >fresh.log 2>&1 \
