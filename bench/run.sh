@@ -37,7 +37,7 @@ workload() {  # workload <name> [flags]
     word2vec) build potop && $PY bench/word2vec.py --potop "$POTOP" "$@" ;;
     translate) build potop && $PY bench/translate.py --potop "$POTOP" "$@" ;;
     serve)
-      build potop
+      build potop serve_client
       local dir
       dir=$(mktemp -d "${TMPDIR:-/tmp}/potop-serve-bench.XXXXXX")
       serve_model "$dir/model" "${SERVE_MODEL_STEPS:-300}"

@@ -4,9 +4,12 @@
   /usr/bin/python3 bench/serve_load.py --potop build/release/src/potop --model DIR [--name small]
       [--clients 1,4,16] [--seconds 10] [--max-tokens 32] [--slots 16] [--soak 180]
 
-For each client count: that many clients send streamed completions back to back for --seconds;
-prints requests/s, p50/p99 latency, p50/p99 time to the first token, and the aggregate generated
-tokens/s next to a single `potop sample` stream on the same model (the ratio). With --soak: mixed
+For each client count and mode (--modes: streamed and/or plain completions): that many clients
+send completions of --max-tokens tokens back to back for --seconds; prints requests/s, p50/p99
+latency, p50/p99 time to the first token (streamed), and the aggregate generated tokens/s next to
+a single `potop sample` stream on the same model (the ratio). The clients are bench/serve_client
+(C++, built with `ninja -C build/release serve_client`), so that the load generator costs the
+cores little beside the server it measures. With --soak: mixed
 valid, malformed and disconnecting clients for that many seconds, the server's RSS sampled every
 5 s with the heap in use (/metrics' potop_heap_in_use_bytes: RSS growing while the heap stays
 flat is the allocator keeping freed memory, both growing a leak); every valid request must be
@@ -19,20 +22,12 @@ import os
 import random
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import threading
 import time
 
 PROMPT = "Pan Kmicic "
-
-
-def percentile(values, p):
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def start_server(potop, model, slots, queue, threads):
@@ -68,30 +63,14 @@ def streamed(port, body, timeout=120):
     return 200, first, time.perf_counter() - start, tokens
 
 
-def load(port, clients, seconds, max_tokens):
-    results, lock = [], threading.Lock()
-    end = time.perf_counter() + seconds
-
-    def client(k):
-        n = 0
-        while time.perf_counter() < end:
-            r = streamed(port, {"prompt": PROMPT, "max_tokens": max_tokens, "seed": k * 100000 + n})
-            n += 1
-            with lock:
-                results.append(r)
-
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - start
-    ok = [r for r in results if r[0] == 200]
-    return {"clients": clients, "requests": len(results), "ok": len(ok), "rps": len(ok) / wall,
-            "p50": percentile([r[2] for r in ok], 50), "p99": percentile([r[2] for r in ok], 99),
-            "first_p50": percentile([r[1] for r in ok], 50), "first_p99": percentile([r[1] for r in ok], 99),
-            "tokens_per_s": sum(r[3] for r in ok) / wall}
+def load(client, port, clients, seconds, max_tokens, stream):
+    """One run of bench/serve_client: its JSON summary."""
+    args = [client, "--port", str(port), "--clients", str(clients), "--seconds", str(seconds),
+            "--max-tokens", str(max_tokens), "--prompt", PROMPT] + (["--stream"] if stream else [])
+    r = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    r["rps"] = r["ok"] / r["seconds"]
+    r["tokens_per_s"] = r["tokens"] / r["seconds"]
+    return r
 
 
 def single_stream(potop, model, threads, max_tokens):
@@ -193,22 +172,33 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--slots", type=int, default=16, help="the server's --slots (generations batched together)")
     ap.add_argument("--threads", type=int, default=2, help="the server's --threads")
+    ap.add_argument("--modes", default="stream,plain", help="stream (server-sent events), plain (one JSON answer), or both")
+    ap.add_argument("--client", help="bench/serve_client (default: beside --potop's build, build/release/bench)")
     ap.add_argument("--soak", type=float, default=0)
     args = ap.parse_args()
+    client = args.client or os.path.join(os.path.dirname(os.path.abspath(args.potop)), "..", "bench", "serve_client")
+    if not os.access(client, os.X_OK):
+        raise SystemExit(f"serve_load.py: no load client at {client}: build it (ninja -C build/release serve_client) "
+                         "or pass --client")
+    if any(m not in ("stream", "plain") for m in args.modes.split(",")):
+        raise SystemExit("serve_load.py: --modes takes stream, plain or stream,plain")
     print(f"load average: {os.getloadavg()[0]:.2f} (other work on the machine slows every figure)")
     single = single_stream(args.potop, args.model, 1, args.max_tokens)
     print(f"single stream, potop sample --threads 1, {args.max_tokens} tokens per sample: {single:.0f} tokens/s")
     proc, port = start_server(args.potop, args.model, args.slots, 64, args.threads)
     try:
         streamed(port, {"prompt": PROMPT, "max_tokens": 8})  # warm up
-        print(f"\n| model | clients | requests/s | latency p50 | latency p99 | first token p50 | first token p99 | tokens/s | vs sample |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for c in [int(x) for x in args.clients.split(",")]:
-            r = load(port, c, args.seconds, args.max_tokens)
-            failed = r["requests"] - r["ok"]
-            print(f"| {args.name} | {c} | {r['rps']:.1f} | {1000 * r['p50']:.0f} ms | {1000 * r['p99']:.0f} ms | "
-                  f"{1000 * r['first_p50']:.0f} ms | {1000 * r['first_p99']:.0f} ms | {r['tokens_per_s']:.0f} | "
-                  f"{r['tokens_per_s'] / single:.2f}× |" + (f" ({failed} failed)" if failed else ""), flush=True)
+        print(f"\n| model | mode | clients | requests/s | latency p50 | latency p99 | first token p50 | first token p99 "
+              "| tokens/s | vs sample |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for mode in args.modes.split(","):
+            for c in [int(x) for x in args.clients.split(",")]:
+                r = load(client, port, c, args.seconds, args.max_tokens, mode == "stream")
+                first = (f"{r['first_p50_ms']:.0f} ms | {r['first_p99_ms']:.0f} ms" if mode == "stream" else "– | –")
+                print(f"| {args.name} | {mode} | {c} | {r['rps']:.1f} | {r['latency_p50_ms']:.0f} ms | "
+                      f"{r['latency_p99_ms']:.0f} ms | {first} | {r['tokens_per_s']:.0f} | "
+                      f"{r['tokens_per_s'] / single:.2f}× |" + (f" ({r['failed']} failed)" if r["failed"] else ""),
+                      flush=True)
         if args.soak > 0:
             counts, rss = soak(port, proc.pid, args.soak, 16)
             print(f"\nsoak {args.soak:.0f} s, 16 clients: {counts}")

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <malloc.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "serve/api_error.h"
 #include "serve/batcher.h"
 #include "serve/completion.h"
+#include "serve/connection_threads.h"
 #include "serve/metrics.h"
 #include "serve/slot_pool.h"
 #include "serve/web_assets.h"
@@ -100,6 +102,7 @@ struct Server::Impl {
   std::mutex attention_mutex;
   Metrics metrics;
   httplib::Server http;
+  int listening_socket = -1;  // the socket bound to host:port (run())
   std::string name;
   std::time_t created;
   std::atomic<long> next_id{1};
@@ -189,12 +192,23 @@ void Server::Impl::completions(const httplib::Request& req, httplib::Response& r
     const CompletionRequest& r = job->request;
     auto ticket = std::make_shared<Ticket>();
     Ticket* t = ticket.get();
-    ticket->completion = std::make_unique<Completion>(
-        *model.model, *model.tokenizer, r, job->ids, job->seed, job->deadline,
-        [t](const CompletionChunk& chunk) { return t->push(chunk); }, options.prefill_chunk);
+    // Only a stream needs the tokens as they come: a plain answer is written from the result, so
+    // its handler is not woken for every token (only when done, or to send a heartbeat).
+    std::function<bool(const CompletionChunk&)> on_chunk = [t](const CompletionChunk&) { return !t->cancelled; };
+    if (stream) on_chunk = [t](const CompletionChunk& chunk) { return t->push(chunk); };
+    ticket->completion = std::make_unique<Completion>(*model.model, *model.tokenizer, r, job->ids, job->seed,
+                                                      job->deadline, std::move(on_chunk), options.prefill_chunk);
     batcher.submit(ticket);
+    // Without log-probs an event differs from the next only in its text: its JSON around the text
+    // is built once, and a token costs one JSON string instead of a JSON object.
+    const std::string event_json = dump(completion_object(job->id, "", nullptr, nullptr));
+    const size_t text_key = event_json.find("\"text\":\"\"");  // keys are sorted: choices[0].text is first
+    POTOP_CHECK(text_key != std::string::npos, "a completion object has a text");
+    const std::string event_head = "data: " + event_json.substr(0, text_key + 7);
+    const std::string event_tail = event_json.substr(text_key + 9) + "\n\n";
     auto last_write = Clock::now();
     bool client_left = false;
+    std::string events;
     std::unique_lock lock(t->mutex);
     for (;;) {
       t->changed.wait_for(lock, std::chrono::milliseconds(500), [&] { return t->finished || !t->chunks.empty(); });
@@ -202,12 +216,15 @@ void Server::Impl::completions(const httplib::Request& req, httplib::Response& r
       chunks.swap(t->chunks);
       const bool finished = t->finished;
       lock.unlock();
+      // Every event that has come since the last write goes in one write (one system call).
+      events.clear();
       for (const CompletionChunk& chunk : chunks) {
-        if (client_left || !stream) break;
-        const json lp = r.logprobs >= 0 ? logprobs_json(chunk.scores) : json();
-        const std::string event = "data: " + dump(completion_object(job->id, chunk.text, lp, nullptr)) + "\n\n";
-        client_left = !sink.write(event.data(), event.size());
+        if (r.logprobs >= 0)
+          events += "data: " + dump(completion_object(job->id, chunk.text, logprobs_json(chunk.scores), nullptr)) + "\n\n";
+        else
+          events += event_head + dump(json(chunk.text)) + event_tail;
       }
+      if (!events.empty() && !client_left) client_left = !sink.write(events.data(), events.size());
       // A JSON body may begin with whitespace: a space every half second tells whether the client
       // is still there, without changing what it parses.
       if (!stream && !client_left && !finished && Clock::now() - last_write >= std::chrono::milliseconds(500)) {
@@ -308,19 +325,28 @@ void Server::Impl::attention(const httplib::Request& req, httplib::Response& res
 
 Server::Server(LoadedModel& model, const ServeOptions& options) {
   // Less for glibc to keep: by default every handler thread may get an arena of its own (up to 8
-  // per core), each keeping what its requests freed, and after the first large block (a KV
-  // cache) is freed the mmap threshold rises, so later KV caches come from those arenas instead
-  // of being mapped and unmapped. (The soak's growth is not this: docs/serve.md, Memory.)
+  // per core), each keeping what its requests freed. KV caches are left to glibc's dynamic mmap
+  // threshold: after the first is freed they come from the arenas. Forcing them to be mapped and
+  // unmapped (a fixed threshold) cost a quarter of the server's time at 16 clients in munmap's
+  // TLB shootdowns and in page faults on fresh pages (docs/serve.md, Measured).
   mallopt(M_ARENA_MAX, 2);
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   impl_ = std::make_unique<Impl>(model, options);
   Impl& s = *impl_;
-  // Enough handler threads for every slot, every queued request, and a few more so that a
-  // refusal (503) or /metrics is answered at once while all slots are busy.
+  // Enough connections served at once for every slot, every queued request, and a few more so
+  // that a refusal (503) or /metrics is answered at once while all slots are busy. Each on a
+  // thread that exits when its connection closes (serve/connection_threads.h: a flat RSS).
   const int threads = options.slots + options.queue + 8;
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.http.new_task_queue = [threads] { return new ConnectionThreads(static_cast<size_t>(threads)); };
   s.http.set_payload_max_length(options.limits.max_body_bytes);
   s.http.set_keep_alive_timeout(5);
+  // A stream is one small write per token: Nagle's algorithm would hold each back until the
+  // client acknowledged the one before.
+  s.http.set_tcp_nodelay(true);
+  // Remembered so that run() can raise the listen backlog; the options are httplib's own.
+  s.http.set_socket_options([&s](int socket) {
+    httplib::default_socket_options(socket);
+    s.listening_socket = socket;
+  });
   s.routes();
 }
 
@@ -336,6 +362,11 @@ void Server::run(const std::function<void(int port)>& on_ready) {
     throw Error("--port " + std::to_string(port) + ": cannot listen on " + s.options.host + ":" + std::to_string(port) +
                 " (in use, or not an address of this machine)");
   }
+  // Debian's cpp-httplib is a compiled library: it listens with a backlog of 5 whatever
+  // CPPHTTPLIB_LISTEN_BACKLOG says when we compile. 16 clients connecting at once overflowed it,
+  // and a dropped handshake waits for a 1 s SYN retry (first-token p99 ≈ 1.1 s). On Linux a
+  // second listen() on the listening socket sets a new backlog.
+  if (s.listening_socket >= 0) ::listen(s.listening_socket, 256);
   if (on_ready) on_ready(port);
   s.http.listen_after_bind();
 }
