@@ -19,7 +19,7 @@
    src/generate/translator.cpp, one batch of K rows a step, re-running the decoder over the prefix
    without a KV cache — the plain way in PyTorch), 1 thread. sentences/s and the ratio; the share
    of identical translations is printed as a check that both ran the same search.
-   Then potop again with --batch-sentences N (default 32): the sentences decoded together, each
+   Then potop again with --batch-sentences N (default 8): the sentences decoded together, each
    step one pass over the alive hypotheses of all of them; sentences/s, the speed-up over one at a
    time, and how many translations are identical to one-at-a-time's (all must be).
 """
@@ -210,7 +210,7 @@ def main():
     p.add_argument("--warm", type=int, default=2, help="steps left out of the rate (start-up)")
     p.add_argument("--batch-tokens", type=int, default=1024)
     p.add_argument("--sentences", type=int, default=40, help="test sentences decoded")
-    p.add_argument("--batch-sentences", type=int, default=32, help="sentences potop decodes together")
+    p.add_argument("--batch-sentences", type=int, default=8, help="sentences potop decodes together")
     p.add_argument("--quick", action="store_true", help="8 steps, 15 sentences: under a minute on an idle machine")
     p.add_argument("--decode-only", action="store_true", help="no training speed: only the decoding benchmark")
     a = p.parse_args()
