@@ -19,6 +19,9 @@
    src/generate/translator.cpp, one batch of K rows a step, re-running the decoder over the prefix
    without a KV cache — the plain way in PyTorch), 1 thread. sentences/s and the ratio; the share
    of identical translations is printed as a check that both ran the same search.
+   Then potop again with --batch-sentences N (default 8): the sentences decoded together, each
+   step one pass over the alive hypotheses of all of them; sentences/s, the speed-up over one at a
+   time, and how many translations are identical to one-at-a-time's (all must be).
 """
 from __future__ import annotations
 
@@ -168,15 +171,18 @@ def decode_speed(a, tmp, tt, model_dir):
     ids = [s[:c["block_size"] - 1] + [tt.EOS] if len(s) > c["block_size"] else s for s in ids]
     out = {}
     for beam in (1, 4):
-        def potop_run(path):
+        def potop_run(path, batch=1):
             start = time.perf_counter()
             r = subprocess.run([a.potop, "translate", "--model", model_dir, "--checkpoint", "latest", "--threads", "1",
-                                "--beam", str(beam), "--alpha", "0.6", "--max-len", "16", "--input", path],
+                                "--beam", str(beam), "--alpha", "0.6", "--max-len", "16", "--input", path,
+                                "--batch-sentences", str(batch)],
                                check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             return time.perf_counter() - start, r.stdout.decode().split("\n")[:-1]
         startup = min(potop_run(one_file)[0] for _ in range(2))  # loading the model, one sentence
         seconds, potop_out = potop_run(src_file)
         potop_rate = len(sources) / max(seconds - startup, 1e-9)
+        seconds, batched_out = potop_run(src_file, a.batch_sentences)
+        batched_rate = len(sources) / max(seconds - startup, 1e-9)
         start = time.perf_counter()
         with torch.no_grad():
             torch_ids = [torch_search(model, s, beam, 0.6, 16, c["block_size"], tt.BOS, tt.EOS) for s in ids]
@@ -188,7 +194,11 @@ def decode_speed(a, tmp, tt, model_dir):
         print(f"  decode {name:7}, 1 thread: potop {potop_rate:7.1f} sentences/s, PyTorch {torch_rate:7.1f}, "
               f"ratio {potop_rate / torch_rate:.2f}; identical translations {same}/{len(sources)}, "
               f"{length:.1f} tokens each", flush=True)
-        out[beam] = (potop_rate, torch_rate, same)
+        same_batched = sum(x == y for x, y in zip(potop_out, batched_out))
+        print(f"  decode {name:7}, 1 thread, {a.batch_sentences} sentences together: potop {batched_rate:7.1f} "
+              f"sentences/s, {batched_rate / potop_rate:.2f}x one at a time; identical to one at a time "
+              f"{same_batched}/{len(sources)}", flush=True)
+        out[beam] = (potop_rate, torch_rate, same, batched_rate, same_batched)
     return out
 
 
@@ -200,6 +210,7 @@ def main():
     p.add_argument("--warm", type=int, default=2, help="steps left out of the rate (start-up)")
     p.add_argument("--batch-tokens", type=int, default=1024)
     p.add_argument("--sentences", type=int, default=40, help="test sentences decoded")
+    p.add_argument("--batch-sentences", type=int, default=8, help="sentences potop decodes together")
     p.add_argument("--quick", action="store_true", help="8 steps, 15 sentences: under a minute on an idle machine")
     p.add_argument("--decode-only", action="store_true", help="no training speed: only the decoding benchmark")
     a = p.parse_args()

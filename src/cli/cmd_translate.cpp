@@ -1,7 +1,7 @@
 // `potop translate`: an encoder-decoder translation model.
-//   potop translate --model DIR [--input FILE] [--beam K] [--alpha A] [--max-len N]
+//   potop translate --model DIR [--input FILE] [--beam K] [--alpha A] [--max-len N] [--batch-sentences N]
 //       translates one sentence per line (stdin, or --input), writing one line per sentence,
-//       flushed as each is done;
+//       flushed as each is done — or as each batch of N sentences decoded together is done;
 //   potop translate train --data PAIRS.tsv --source en --target pl --out DIR   (or --resume DIR)
 //   potop translate eval --model DIR --data PAIRS.tsv      BLEU and chrF, with their signature
 //   potop translate attention --model DIR --text SRC --translation TGT   the cross-attention map
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/translation_model.h"
@@ -45,7 +46,12 @@ struct DecodeArgs {
   std::string model, checkpoint;
   DecodeOptions decode;
   int threads = 0;
+  int batch_sentences = 0;  // 0: kDefaultBatchSentences for files, 1 (streaming) for stdin
 };
+
+// Sentences decoded together by default when they come from a file: enough rows a step for
+// the GEMMs to be efficient (see docs/translation.md, "Several sentences at once").
+constexpr int kDefaultBatchSentences = 8;
 
 void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
   auto* m = cmd->add_option("-m,--model", a.model, "model directory written by potop translate train");
@@ -57,6 +63,10 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
   cmd->add_option("--max-len", a.decode.max_extra, "at most (source tokens + this) target tokens")
       ->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", a.threads, "threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--batch-sentences", a.batch_sentences,
+                  "sentences decoded together, each step one pass over all their hypotheses (default: " +
+                      std::to_string(kDefaultBatchSentences) + " for a file, 1 for standard input)")
+      ->check(CLI::Range(1, 100000));
 }
 
 // Source ids of a sentence: its tokens and </s>, cut to the model's block size (announced).
@@ -73,6 +83,8 @@ std::vector<int> source_ids(const TranslationModel& m, const std::string& text, 
   return ids;
 }
 
+// Lines translated in batches of up to `batch` sentences (translate_batch), printed in input
+// order; a blank line stays blank. A bad line stops the run after the lines before it are out.
 int run_translate(const DecodeArgs& a, const std::string& input) {
   apply_threads_flag(a.threads);
   TranslationModel m = load_translation_model(a.model, a.checkpoint);
@@ -84,19 +96,35 @@ int run_translate(const DecodeArgs& a, const std::string& input) {
   }
   std::istream& in = input.empty() ? std::cin : file;
   const std::string name = input.empty() ? "stdin" : input;
+  const size_t batch = size_t(a.batch_sentences > 0 ? a.batch_sentences : input.empty() ? 1 : kDefaultBatchSentences);
+  std::vector<std::vector<int>> sources;  // the pending lines' ids; empty for a blank line
+  size_t nonblank = 0;
+  auto flush = [&] {
+    std::vector<std::vector<int>> todo;
+    for (const std::vector<int>& s : sources)
+      if (!s.empty()) todo.push_back(s);
+    const std::vector<std::vector<int>> out = translate_batch(*m.model, todo, a.decode);
+    size_t k = 0;
+    for (const std::vector<int>& s : sources) std::printf("%s\n", s.empty() ? "" : m.tokenizer->decode(out[k++]).c_str());
+    std::fflush(stdout);
+    sources.clear();
+    nonblank = 0;
+  };
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = name + ":" + std::to_string(n);
-    if (!utf8_valid(line)) throw Error(where + ": invalid UTF-8");
-    if (line.find_first_not_of(" \t") == std::string::npos) {
-      std::printf("\n");
-    } else {
-      const std::vector<int> out = translate_ids(*m.model, source_ids(m, line, where), a.decode);
-      std::printf("%s\n", m.tokenizer->decode(out).c_str());
+    if (!utf8_valid(line)) {
+      flush();
+      throw Error(where + ": invalid UTF-8");
     }
-    std::fflush(stdout);
+    const bool blank = line.find_first_not_of(" \t") == std::string::npos;
+    sources.push_back(blank ? std::vector<int>{} : source_ids(m, line, where));
+    nonblank += !blank;
+    // Streaming (batch 1): every line, blank or not, goes out at once; else when N sentences wait.
+    if (nonblank == batch || (nonblank == 0 && batch == 1)) flush();
   }
+  flush();
   return 0;
 }
 
@@ -168,13 +196,19 @@ Run add_translate(CLI::App& app) {
       const bool source_first = m.source == first;
       const PairFile file = read_pairs(*eval_data);
       std::vector<std::string> hyps, refs;
-      const auto start = std::chrono::steady_clock::now();
+      std::vector<std::vector<int>> sources;
       for (const SentencePair& p : file.pairs) {
-        if (*eval_limit > 0 && int(hyps.size()) == *eval_limit) break;
+        if (*eval_limit > 0 && int(sources.size()) == *eval_limit) break;
         const std::string& src = source_first ? p.first : p.second;
-        const std::vector<int> ids = source_ids(m, src, *eval_data + ":" + std::to_string(p.line));
-        hyps.push_back(m.tokenizer->decode(translate_ids(*m.model, ids, eval_args->decode)));
+        sources.push_back(source_ids(m, src, *eval_data + ":" + std::to_string(p.line)));
         refs.push_back(source_first ? p.second : p.first);
+      }
+      const size_t batch = size_t(eval_args->batch_sentences > 0 ? eval_args->batch_sentences : kDefaultBatchSentences);
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < sources.size(); i += batch) {
+        const auto chunk = std::span(sources).subspan(i, std::min(batch, sources.size() - i));
+        for (const std::vector<int>& out : translate_batch(*m.model, chunk, eval_args->decode))
+          hyps.push_back(m.tokenizer->decode(out));
       }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const BleuScore bleu = corpus_bleu(hyps, refs);

@@ -1,8 +1,10 @@
 // Decoding a trained encoder-decoder: greedy search and beam search with GNMT's length penalty.
-// The source is encoded once; each hypothesis keeps its own KV cache of the decoder's
-// self-attention, so a step costs one position's work per hypothesis, and beam search advances
-// all its hypotheses in one decoder pass (a batch of K rows, caches reordered by the survivors'
-// parents each step).
+// Each source is encoded once and projected once into the cross-attention's keys and values
+// (EncoderDecoder::encode_source); each hypothesis keeps its own KV cache of the decoder's
+// self-attention, so a step costs one position's work per hypothesis, and a step advances all
+// alive hypotheses in one decoder pass (a batch of rows, caches reordered by the survivors'
+// parents each step) — those of one sentence, or of several sentences searched together
+// (translate_batch), each sentence leaving the batch when its search ends.
 //
 //   greedy:  y_t = argmax p(y | y_<t, x) until </s> or the length limit
 //   beam K:  keep the K best prefixes by log p; a prefix ending in </s> is finished and scored
@@ -33,5 +35,10 @@ std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source,
 std::vector<int> greedy_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
 // greedy_search for beam 1, else beam_search.
 std::vector<int> translate_ids(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
+// translate_ids of every source, searched together: each step is one decoder pass over the alive
+// hypotheses of all the sentences whose search has not ended. The same translations as one
+// sentence at a time (up to the rounding of a many-row GEMM), in the order of `sources`.
+std::vector<std::vector<int>> translate_batch(EncoderDecoder& model, std::span<const std::vector<int>> sources,
+                                              const DecodeOptions& options);
 
 }  // namespace potop

@@ -31,6 +31,7 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
     kv_ = a.keep("kv", 2 * C, Rows::kMemory);
     dq_ = a.scratch("d q", C);
     dkv_ = a.scratch("d kv", 2 * C, Rows::kMemory);
+    memory_slot_ = b.claim_memory_slot();
   } else {
     qkv_ = a.keep("qkv", 3 * C);
     dqkv_ = a.scratch("d qkv", 3 * C);
@@ -61,8 +62,22 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
   const float *q, *k, *v;
   if (c_.cross) {
     float* qb = f.buffer(q_);
-    float* kv = f.buffer(kv_);
     POTOP_PROFILED("q", linear_forward(qb, in, f.value(q_w_), f.value(q_b_), N, C, C));  // Q = in·W_q + b_q
+    if (pass.memory_kv) {  // generation: each sequence's T queries against its sentence's [K V]
+      POTOP_CHECK(pass.dropout == 0.0f && !pass.d_memory, "projected memory is for generation");
+      const int H = c_.n_head, D = C / H, T = pass.T;
+      float* y = f.buffer(y_);
+      for (int b = 0; b < pass.B; ++b) {
+        const MemoryKV& m = *pass.memory_kv[b];
+        const float* kv = m.slot(memory_slot_);
+        const AttentionDims d{1, T, m.S, H, D, C, 2 * C, 2 * C};
+        attention_forward(y + size_t(b) * T * C, f.buffer(stats_) + size_t(b) * 2 * H * T, nullptr,
+                          qb + size_t(b) * T * C, kv, kv + C, d, AttentionMask{MaskKind::kNone, nullptr});
+      }
+      POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+      return;
+    }
+    float* kv = f.buffer(kv_);
     POTOP_PROFILED("kv", linear_forward(kv, pass.memory, f.value(kv_w_), f.value(kv_b_), pass.memory_rows(), C,
                                         2 * C));  // [K V] = memory·W_kv + b_kv
     q = qb, k = kv, v = kv + C;
@@ -144,6 +159,13 @@ void AttentionLayer::backward(float* din, const float* dout, const float* in, Gr
     POTOP_PROFILED("qkv", linear_backward(din, f.grad(qkv_w_), f.grad(qkv_b_), dqkv, in, f.value(qkv_w_), N, C,
                                           3 * C, WeightLayout::kInOut, store));
   }
+}
+
+void AttentionLayer::project_memory(MemoryKV& m, const float* memory, const Frame& f) const {
+  POTOP_CHECK(c_.cross && m.width == c_.n_embd && memory_slot_ >= 0, "project_memory is for cross-attention");
+  const int C = c_.n_embd;
+  // [K V] = memory·W_kv + b_kv
+  POTOP_PROFILED("kv", linear_forward(m.slot(memory_slot_), memory, f.value(kv_w_), f.value(kv_b_), m.S, C, 2 * C));
 }
 
 void AttentionLayer::probabilities(float* att, std::vector<float>& scratch, const LayerPass& pass,

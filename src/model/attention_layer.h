@@ -12,6 +12,8 @@
 // independent sequences (LayerPass::caches: potop serve's batch, beam search's hypotheses) takes
 // one token per row, appends its key and value to that row's cache at the cache's length and
 // attends over that cache: the projections run as one B-row batch, the attention row by row.
+// Cross-attention in generation reads keys and values projected once per source sentence
+// (LayerPass::memory_kv, one per row, so rows of different sentences share a pass).
 //
 // Parameters use Hugging Face's GPT-2 names: <prefix>.c_attn (C, 3C) and <prefix>.c_proj (C, C)
 // for self-attention; <prefix>.q_attn (C, C), <prefix>.c_attn (C, 2C) and <prefix>.c_proj for
@@ -43,6 +45,11 @@ class AttentionLayer final : public SubLayer {
   void backward(float* din, const float* dout, const float* in, GradStore store, const LayerPass& pass,
                 const Frame& f) const override;
 
+  // Cross-attention: this layer's keys and values of one source sentence, [K V] (S, 2C) =
+  // memory (S, C)·W_kv + b_kv, into its slot of m — once per sentence for generation
+  // (LayerPass::memory_kv), where a training pass projects the batch's memory itself.
+  void project_memory(MemoryKV& m, const float* memory, const Frame& f) const;
+
   // The softmax probabilities (B, H, T, Tk) of the last forward pass (one without a KV cache),
   // recomputed from the saved projections into att — for pictures. scratch receives the
   // attention output and statistics this recomputation also produces.
@@ -55,6 +62,7 @@ class AttentionLayer final : public SubLayer {
   AttentionConfig c_;
   int dropout_site_;  // on the attention probabilities
   int cache_slot_ = -1;
+  int memory_slot_ = -1;  // cross-attention: its keys and values in a MemoryKV
   // Self: qkv_w (C, 3C). Cross: q_w (C, C) and kv_w (C, 2C).
   ParamId qkv_w_ = kNoParam, qkv_b_ = kNoParam, q_w_ = kNoParam, q_b_ = kNoParam, kv_w_ = kNoParam, kv_b_ = kNoParam;
   ParamId proj_w_ = kNoParam, proj_b_ = kNoParam;

@@ -175,7 +175,7 @@ void EncoderDecoder::backward(float loss_scale) {
 const float* EncoderDecoder::logits() const { return layers_->head->logits(dec_acts_); }
 
 const float* EncoderDecoder::cross_attention(int layer) {
-  POTOP_CHECK(layer >= 0 && layer < config().n_layer && dec_pass_.B > 0 && !dec_pass_.cache,
+  POTOP_CHECK(layer >= 0 && layer < config().n_layer && dec_pass_.B > 0 && !dec_pass_.cache && !dec_pass_.memory_kv,
               "cross_attention(): no such layer, or no forward without a cache yet");
   const int B = dec_pass_.B, T = dec_pass_.T, S = dec_pass_.S, H = config().n_head;
   attention_map_.resize(size_t(B) * H * T * S);
@@ -184,27 +184,31 @@ const float* EncoderDecoder::cross_attention(int layer) {
   return attention_map_.data();
 }
 
-void EncoderDecoder::encode(const int* source, int S) {
+MemoryKV EncoderDecoder::encode_source(const int* source, int S) {
   POTOP_CHECK(S > 0 && S <= config().block_size, "source longer than block_size");
   const Layers& L = *layers_;
   enc_acts_.reserve(S);
   LayerPass enc;
   enc.B = 1, enc.T = S;
   const Frame ef{params_, enc_acts_};
-  const float* memory = L.encoder->forward(L.src_embed->forward(source, enc, ef), enc, ef);
-  encoded_.assign(memory, memory + size_t(S) * config().n_embd);
-  encoded_S_ = S;
+  const float* memory = L.encoder->forward(L.src_embed->forward(source, enc, ef), enc, ef);  // memory = encoder(x)
+  MemoryKV m(int(L.cross.size()), S, config().n_embd);
+  for (const AttentionLayer* cross : L.cross) cross->project_memory(m, memory, ef);  // [K V] = memory·W_kv + b_kv
   has_forward_ = false;
+  return m;
 }
 
+void EncoderDecoder::encode(const int* source, int S) { encoded_ = encode_source(source, S); }
+
 const float* EncoderDecoder::decode(const int* tokens, int T, KVCache& cache) {
-  POTOP_CHECK(encoded_S_ > 0, "decode() needs encode() first");
+  POTOP_CHECK(encoded_.S > 0, "decode() needs encode() first");
   POTOP_CHECK(cache.length + T <= config().block_size, "target longer than block_size");
   const Layers& L = *layers_;
-  dec_acts_.reserve(T, encoded_S_);
+  dec_acts_.reserve(T);
+  row_sources_.assign(1, &encoded_);
   LayerPass dec;
   dec.B = 1, dec.T = T, dec.pos0 = cache.length, dec.cache = &cache;
-  dec.memory = encoded_.data(), dec.S = encoded_S_;
+  dec.memory_kv = row_sources_.data();
   const Frame df{params_, dec_acts_};
   const float* h = L.decoder->forward(L.tgt_embed->forward(tokens, dec, df), dec, df);
   int counted = 0;
@@ -216,16 +220,23 @@ const float* EncoderDecoder::decode(const int* tokens, int T, KVCache& cache) {
 }
 
 const float* EncoderDecoder::decode_rows(const int* tokens, int B, KVCache* const* caches) {
-  POTOP_CHECK(encoded_S_ > 0, "decode_rows() needs encode() first");
-  for (int b = 0; b < B; ++b) POTOP_CHECK(caches[b]->length < config().block_size, "target longer than block_size");
+  POTOP_CHECK(encoded_.S > 0, "decode_rows() needs encode() first");
+  row_sources_.assign(size_t(B), &encoded_);
+  return decode_rows(tokens, B, caches, row_sources_.data());
+}
+
+const float* EncoderDecoder::decode_rows(const int* tokens, int B, KVCache* const* caches,
+                                         const MemoryKV* const* sources) {
+  POTOP_CHECK(B > 0, "decode_rows() needs at least one row");
+  for (int b = 0; b < B; ++b) {
+    POTOP_CHECK(caches[b]->length < config().block_size, "target longer than block_size");
+    POTOP_CHECK(sources[b] && sources[b]->S > 0, "decode_rows(): a row without an encoded source");
+  }
   const Layers& L = *layers_;
-  const size_t memory_floats = encoded_.size();
-  if (memory_rows_.size() < B * memory_floats) memory_rows_.resize(B * memory_floats);
-  for (int b = 0; b < B; ++b) std::copy(encoded_.begin(), encoded_.end(), memory_rows_.begin() + b * memory_floats);
-  dec_acts_.reserve(B, int64_t{B} * encoded_S_);
+  dec_acts_.reserve(B);
   LayerPass dec;
   dec.B = B, dec.T = 1, dec.caches = caches;  // each row at its own cache's length
-  dec.memory = memory_rows_.data(), dec.S = encoded_S_;
+  dec.memory_kv = sources;                    // and with its own sentence's keys and values
   const Frame df{params_, dec_acts_};
   const float* h = L.decoder->forward(L.tgt_embed->forward(tokens, dec, df), dec, df);
   int counted = 0;

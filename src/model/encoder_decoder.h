@@ -63,15 +63,23 @@ class EncoderDecoder final : public Model {
   // cache): (B, H, T, S), recomputed as GPT::attention does.
   const float* cross_attention(int layer);
 
-  // Generation (batch 1). encode() runs the encoder once on source (S tokens) and keeps its
-  // output; decode() then feeds T target tokens continuing the hypothesis whose self-attention
-  // keys and values `cache` holds, and returns the logits (T, V) of those positions.
+  // Generation. encode_source() runs the encoder once on a source sentence (S tokens) and
+  // projects its output into every cross-attention layer's keys and values: what decoding that
+  // sentence reads at every step, for every hypothesis.
+  MemoryKV encode_source(const int* source, int S);
+  // B rows, each a hypothesis of its own sentence, advanced by one token each in one pass
+  // (LayerPass::caches and memory_kv, as GPT::forward_rows): tokens (B); caches[b] the row's
+  // self-attention keys and values (at its own length); sources[b] its sentence's encode_source().
+  // Rows of several sentences mix freely. Returns the logits (B, V); row b gives what decode()
+  // of that hypothesis alone gives, up to the rounding of a B-row GEMM.
+  const float* decode_rows(const int* tokens, int B, KVCache* const* caches, const MemoryKV* const* sources);
+
+  // The same for one sentence at a time: encode() keeps encode_source()'s result; decode() then
+  // feeds T target tokens continuing the hypothesis whose self-attention keys and values `cache`
+  // holds, and returns the logits (T, V) of those positions; decode_rows() above with every row's
+  // source the encoded one.
   void encode(const int* source, int S);
   const float* decode(const int* tokens, int T, KVCache& cache);
-  // B hypotheses of the encoded source advanced by one token each in one pass (LayerPass::caches,
-  // as GPT::forward_rows): tokens (B), the hypotheses' caches (B, each at its own length);
-  // returns the logits (B, V). Row b gives what decode(&tokens[b], 1, *caches[b]) gives, up to
-  // the rounding of a B-row GEMM.
   const float* decode_rows(const int* tokens, int B, KVCache* const* caches);
   KVCache new_cache() const;
 
@@ -89,9 +97,8 @@ class EncoderDecoder final : public Model {
   const float *src_x_ = nullptr, *memory_ = nullptr, *tgt_x_ = nullptr, *output_ = nullptr;
   int counted_ = 0;
   bool has_forward_ = false;
-  std::vector<float> encoded_;  // encode()'s output, (S, C)
-  int encoded_S_ = 0;
-  std::vector<float> memory_rows_;  // encoded_ repeated for decode_rows' B hypotheses
+  MemoryKV encoded_;                           // encode()'s sentence
+  std::vector<const MemoryKV*> row_sources_;   // decode_rows()'s, all &encoded_
   std::vector<float> attention_map_, attention_scratch_;
 };
 

@@ -24,4 +24,20 @@ struct KVCache {
   int length = 0;  // positions filled
 };
 
+// One encoded source sentence as the decoder's cross-attention reads it: for every cross-attention
+// layer (slot s), [K V] = memory·W_kv + b_kv of the S source positions, (S, 2·width) in the
+// projection's own row layout (keys in the first width floats of a row, values in the next).
+// Computed once per sentence, since the memory does not change while it is decoded, and read by
+// every hypothesis of that sentence at every step.
+struct MemoryKV {
+  MemoryKV() = default;
+  MemoryKV(int slots, int S, int width) : S(S), width(width), kv(static_cast<size_t>(slots) * S * 2 * width) {}
+
+  float* slot(int s) { return kv.data() + static_cast<size_t>(s) * S * 2 * width; }
+  const float* slot(int s) const { return kv.data() + static_cast<size_t>(s) * S * 2 * width; }
+
+  int S = 0, width = 0;
+  std::vector<float> kv;
+};
+
 }  // namespace potop

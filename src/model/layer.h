@@ -22,10 +22,12 @@ struct LayerBuilder {
   ActivationPlan acts;  // the activation and scratch buffers
   int dropout_sites = 0;
   int cache_slots = 0;  // self-attention layers that keep keys and values for generation
+  int memory_slots = 0;  // cross-attention layers, each with its keys and values in a MemoryKV
 
   // Dropout masks are drawn per site and step: each call site of dropout claims its own number.
   int claim_dropout_site() { return dropout_sites++; }
   int claim_cache_slot() { return cache_slots++; }
+  int claim_memory_slot() { return memory_slots++; }
   ParamId param(const std::string& name, const Shape& shape, TensorInit init, bool decay) {
     return declare(params, name, shape, init, decay);
   }
@@ -58,6 +60,10 @@ struct LayerPass {
   float* d_memory = nullptr;
   int S = 0;
   const int* memory_lengths = nullptr;
+  // Generation: sequence b's cross-attention reads keys and values projected once per source
+  // sentence from memory_kv[b] (its own S; no padding) instead of projecting `memory` again.
+  // Sequences of one sentence share one MemoryKV; sequences of different sentences may share a pass.
+  const MemoryKV* const* memory_kv = nullptr;
 
   int rows() const { return B * T; }
   int memory_rows() const { return B * S; }

@@ -1,10 +1,13 @@
 // The encoder-decoder's generation path and masks: KV-cached decoding gives the logits of the
 // full teacher-forced pass; padding after a source's length changes nothing; beam search with
 // beam 1 is greedy search; beam search advancing its hypotheses in one batched pass finds what
-// one pass per hypothesis finds; Batch::rows shards the source side.
+// one pass per hypothesis finds; sentences searched together find what each finds alone;
+// Batch::rows shards the source side.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "core/rng.h"
@@ -162,6 +165,70 @@ TEST(EncoderDecoder, BatchedBeamSearchMatchesOnePassPerHypothesis) {
       }
     }
     EXPECT_GT(differs_from_greedy, 0) << "no beam ever differed from greedy: the test compared too little";
+  }
+}
+
+// Rows of different sentences (different source lengths, different histories) in one
+// decode_rows pass: each row matches decode() of its hypothesis with its own sentence encoded.
+TEST(EncoderDecoder, DecodeRowsMixesSentences) {
+  EncoderDecoder model(tiny(NormPlacement::kPost));
+  scramble(model, 13);
+  Rng rng(14);
+  const int V = model.config().vocab_size, B = 3;
+  std::vector<std::vector<int>> sources;
+  std::vector<MemoryKV> memories;
+  for (int b = 0; b < B; ++b) {
+    sources.push_back(random_ids(rng, 3 + 4 * b, V));
+    sources.back().push_back(kEosId);
+    memories.push_back(model.encode_source(sources[b].data(), int(sources[b].size())));
+  }
+  std::vector<KVCache> batched, single;
+  for (int b = 0; b < B; ++b) batched.push_back(model.new_cache()), single.push_back(model.new_cache());
+  std::vector<KVCache*> row_caches;
+  std::vector<const MemoryKV*> row_sources;
+  for (int b = 0; b < B; ++b) row_caches.push_back(&batched[b]), row_sources.push_back(&memories[b]);
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<int> tokens = random_ids(rng, B, V);
+    const float* rows = model.decode_rows(tokens.data(), B, row_caches.data(), row_sources.data());
+    const std::vector<float> logits(rows, rows + size_t(B) * V);
+    for (int b = 0; b < B; ++b) {
+      model.encode(sources[b].data(), int(sources[b].size()));
+      const float* one = model.decode(&tokens[b], 1, single[b]);
+      EXPECT_LT(max_diff(logits.data() + size_t(b) * V, one, V), 1e-4) << "step " << step << " row " << b;
+    }
+  }
+}
+
+// Several sentences searched together (translate_batch: every alive hypothesis of every
+// unfinished sentence in one pass a step, finished sentences leaving the batch) give exactly the
+// translations of one sentence at a time, in order: greedy and beam 4, post- and pre-LN.
+TEST(EncoderDecoder, TranslateBatchMatchesOneSentenceAtATime) {
+  for (NormPlacement norm : {NormPlacement::kPost, NormPlacement::kPre}) {
+    EncoderDecoder model(tiny(norm));
+    scramble(model, 11);
+    Rng rng(16);
+    const int V = model.config().vocab_size;
+    std::vector<std::vector<int>> sources;
+    for (int i = 0; i < 9; ++i) {
+      sources.push_back(random_ids(rng, 1 + (i * 5) % 9, V));  // 1 to 9 tokens, mixed order
+      sources.back().push_back(kEosId);
+    }
+    for (int beam : {1, 4}) {
+      const DecodeOptions options{beam, 0.6f, 6};
+      const std::vector<std::vector<int>> together = translate_batch(model, sources, options);
+      ASSERT_EQ(together.size(), sources.size());
+      std::vector<size_t> lengths;
+      for (size_t i = 0; i < sources.size(); ++i) {
+        EXPECT_EQ(together[i], translate_ids(model, sources[i], options)) << "sentence " << i << ", beam " << beam;
+        lengths.push_back(together[i].size());
+      }
+      // Sentences ended at different steps, so the batch shrank while others went on.
+      EXPECT_GT(*std::max_element(lengths.begin(), lengths.end()), *std::min_element(lengths.begin(), lengths.end()))
+          << "beam " << beam << ": every translation had the same length; the test compared too little";
+      // A batch of one and an empty batch.
+      EXPECT_EQ(translate_batch(model, std::span(sources).first(1), options)[0], together[0]);
+      EXPECT_TRUE(translate_batch(model, std::span(sources).first(0), options).empty());
+    }
   }
 }
 
