@@ -165,9 +165,15 @@ hang)
     fail "rank 1 is still there, 5 s after the run ended (state $(awk '{print $3}' "/proc/$rank1/stat"))"
     kill -CONT "$rank1"; kill -9 "$rank1"
   else ok "rank 1 is gone"; fi
-  line=$(grep -o 'potop: error: rank 1 did not reach .*' run.log || true)
-  [[ "$line" == *"within 3 s (--mpi-timeout; noticed by rank 0 of 2); stopping every rank; the last checkpoint is in run"* ]] \
-    && ok "says so: $line" || fail "no timeout message naming rank 1: $(tail -n 8 run.log)"
+  # Rank 0 names rank 1 when rank 1 was stopped before reaching the exchange. Stopped inside it
+  # (after announcing its arrival: likely on a busy machine, where a rank spends much of a step
+  # waiting there for the other) rank 0 can only say that the exchange did not finish. Rank 1,
+  # woken by mpirun's SIGCONT before its SIGTERM, may then add its own line.
+  line=$(grep -o 'potop: error: .*noticed by rank 0 of 2.*' run.log || true)
+  if [[ "$line" =~ (rank\ 1\ did\ not\ reach\ .*\ step\ [0-9]+|step\ [0-9]+\ did\ not\ finish)\ within\ 3\ s ]] &&
+    [[ "$line" == *"(--mpi-timeout; noticed by rank 0 of 2); stopping every rank; the last checkpoint is in run"* ]]; then
+    ok "says so: $line"
+  else fail "no timeout message from rank 0: $(grep 'potop: error' run.log)"; fi
   loads run "after the timeout"
   at=$(grep -o '"step":[0-9]*' run/metrics.jsonl | tail -n 1)
   "$POTOP" train --resume run --steps $(( ${at#*:} + 5 )) 2>resume.log && ok "one process resumes the run (last record $at)" \
