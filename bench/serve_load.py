@@ -171,7 +171,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--slots", type=int, default=16, help="the server's --slots (generations batched together)")
-    ap.add_argument("--threads", type=int, default=2, help="the server's --threads")
+    ap.add_argument("--threads", type=int, default=0, help="the server's --threads (0: its default, half the cores)")
     ap.add_argument("--modes", default="stream,plain", help="stream (server-sent events), plain (one JSON answer), or both")
     ap.add_argument("--client", help="bench/serve_client (default: beside --potop's build, build/release/bench)")
     ap.add_argument("--soak", type=float, default=0)

@@ -1,5 +1,6 @@
 // `potop serve`: an OpenAI-compatible HTTP API and the web studio for one trained model
 // (src/serve; docs/serve.md). Stops cleanly on SIGINT or SIGTERM.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -39,6 +40,9 @@ Run add_serve(CLI::App& app) {
   serve::ServeOptions& o = a->options;
   serve::Limits& l = o.limits;
   add_model_options(cmd, a->model);
+  cmd->get_option("--threads")
+      ->description("threads of the batcher's forward passes (0 = half the cores, at least 1; the other cores "
+                    "serve the connections)");
   cmd->add_option("--host", o.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
   cmd->add_option("--slots", o.slots, "generations that run at once, decoded together in one batch, each with its "
@@ -79,7 +83,11 @@ Run add_serve(CLI::App& app) {
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
     LoadedModel m = load_model(a->model);
     announce(m);
-    o.threads = get_threads();  // the batcher's: one forward pass serves every slot
+    // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
+    // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting
+    // for a thread the connections (or another process) displaced. On 2 busy cores, 2 threads
+    // gave a quarter of 1 thread's tokens/s (docs/serve.md, "Threads").
+    o.threads = a->model.threads > 0 ? a->model.threads : std::max(1, hardware_threads() / 2);
 
     serve::Server server(m, o);
     std::signal(SIGPIPE, SIG_IGN);  // a client that left is a failed write, never the end of the server

@@ -10,12 +10,14 @@ make_corpus corpus.txt 1500
 "$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
   { cat train.log >&2; fail "train exited non-zero"; finish; }
 
-# start_server <log> <flags>...: starts potop serve on a free port; sets PORT and SERVER_PID.
+# start_server <log> <flags>...: starts potop serve on a free port, on 1 thread unless
+# DEFAULT_THREADS=1; sets PORT and SERVER_PID.
 start_server() {
-  local log=$1
+  local log=$1 threads=(--threads 1)
   shift
+  [ "${DEFAULT_THREADS:-}" = 1 ] && threads=()
   : >"$log"
-  "$POTOP" serve --model model --port 0 --threads 1 "$@" 2>"$log" &
+  "$POTOP" serve --model model --port 0 "${threads[@]}" "$@" 2>"$log" &
   SERVER_PID=$!
   PORT=
   for _ in $(seq 1 600); do
@@ -65,6 +67,14 @@ kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 # Continuous batching: a seeded request gives the same text alone and alongside three others.
 start_server batch.log --slots 4 --prefill-chunk 5 --max-tokens 1000
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" batch; then ok "batching"; else fail "batching"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
+# --threads left out: the batcher gets half the cores, at least 1 (the rest serve connections).
+DEFAULT_THREADS=1 start_server default.log
+cores=$(getconf _NPROCESSORS_ONLN)  # what std::thread::hardware_concurrency counts
+want=$((cores / 2)); [ "$want" -ge 1 ] || want=1
+if grep -q "batches of up to [0-9]*, $want threads," default.log; then ok "default batcher threads: $want of $cores cores"
+else fail "default batcher threads: want $want of $cores cores; log: $(cat default.log)"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
 # Bad flags: one line naming the flag, exit 1.
