@@ -49,10 +49,6 @@ struct DecodeArgs {
   int batch_sentences = 0;  // 0: kDefaultBatchSentences for files, 1 (streaming) for stdin
 };
 
-// Sentences decoded together by default when they come from a file: enough rows a step for
-// the GEMMs to be efficient (see docs/translation.md, "Several sentences at once").
-constexpr int kDefaultBatchSentences = 8;
-
 void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
   auto* m = cmd->add_option("-m,--model", a.model, "model directory written by potop translate train");
   if (model_required) m->required();

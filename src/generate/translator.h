@@ -35,6 +35,10 @@ std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source,
 std::vector<int> greedy_search(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
 // greedy_search for beam 1, else beam_search.
 std::vector<int> translate_ids(EncoderDecoder& model, std::span<const int> source, const DecodeOptions& options);
+// Sentences searched together by default (translate --input, translate eval, the dev BLEU of a
+// training run): enough rows a step for the GEMMs to be efficient, few enough that the beams'
+// caches stay in cache (docs/translation.md, "Several sentences at once").
+constexpr int kDefaultBatchSentences = 8;
 // translate_ids of every source, searched together: each step is one decoder pass over the alive
 // hypotheses of all the sentences whose search has not ended. The same translations as one
 // sentence at a time (up to the rounding of a many-row GEMM), in the order of `sources`.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 
 #include "checkpoint/model_dir.h"
 #include "checkpoint/train_state.h"
@@ -278,13 +279,18 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
     if (!dev_loss) return std::nullopt;
     Evaluation e{*train_loss, *dev_loss, {}};
     std::vector<std::string> hyps, refs;
+    std::vector<std::vector<int>> sources;
     for (int i = 0; i < std::min<int>(options.eval_sentences, int(split.dev.size())); ++i) {
-      if (stop()) return std::nullopt;
       std::vector<int> src = tokenizer->encode(side.source(split.dev[i]), "source", Unknown::kReplace, nullptr);
       src.push_back(kEosId);
       if (int(src.size()) > block) src.resize(block);
-      hyps.push_back(tokenizer->decode(greedy_search(model, src, greedy)));
+      sources.push_back(std::move(src));
       refs.push_back(side.target(split.dev[i]));
+    }
+    for (size_t i = 0; i < sources.size(); i += kDefaultBatchSentences) {
+      if (stop()) return std::nullopt;
+      const auto chunk = std::span(sources).subspan(i, std::min<size_t>(kDefaultBatchSentences, sources.size() - i));
+      for (const std::vector<int>& out : translate_batch(model, chunk, greedy)) hyps.push_back(tokenizer->decode(out));
     }
     if (!hyps.empty()) {
       e.extra.push_back({"dev_bleu", corpus_bleu(hyps, refs).score});
