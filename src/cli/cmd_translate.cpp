@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <span>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/translation_model.h"
@@ -201,11 +200,8 @@ Run add_translate(CLI::App& app) {
       }
       const size_t batch = size_t(eval_args->batch_sentences > 0 ? eval_args->batch_sentences : kDefaultBatchSentences);
       const auto start = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < sources.size(); i += batch) {
-        const auto chunk = std::span(sources).subspan(i, std::min(batch, sources.size() - i));
-        for (const std::vector<int>& out : translate_batch(*m.model, chunk, eval_args->decode))
-          hyps.push_back(m.tokenizer->decode(out));
-      }
+      const auto outs = translate_in_batches(*m.model, sources, eval_args->decode, batch);
+      for (const std::vector<int>& out : *outs) hyps.push_back(m.tokenizer->decode(out));
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const BleuScore bleu = corpus_bleu(hyps, refs);
       const double chrf = corpus_chrf(hyps, refs);

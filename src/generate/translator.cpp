@@ -258,4 +258,18 @@ std::vector<std::vector<int>> translate_batch(EncoderDecoder& model, std::span<c
                            : search_together<BeamSearch>(model, sources, options);
 }
 
+std::optional<std::vector<std::vector<int>>> translate_in_batches(EncoderDecoder& model,
+                                                                  std::span<const std::vector<int>> sources,
+                                                                  const DecodeOptions& options, size_t batch,
+                                                                  const std::function<bool()>& stop) {
+  POTOP_CHECK(batch >= 1);
+  std::vector<std::vector<int>> out;
+  for (size_t i = 0; i < sources.size(); i += batch) {
+    if (stop && stop()) return std::nullopt;
+    const auto chunk = sources.subspan(i, std::min(batch, sources.size() - i));
+    for (std::vector<int>& ids : translate_batch(model, chunk, options)) out.push_back(std::move(ids));
+  }
+  return out;
+}
+
 }  // namespace potop

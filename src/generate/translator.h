@@ -12,6 +12,8 @@
 //            finished or at the limit (unfinished prefixes then compete as they are); the best
 //            score wins. With K = 1 this is greedy search.
 #pragma once
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -44,5 +46,11 @@ constexpr int kDefaultBatchSentences = 8;
 // sentence at a time (up to the rounding of a many-row GEMM), in the order of `sources`.
 std::vector<std::vector<int>> translate_batch(EncoderDecoder& model, std::span<const std::vector<int>> sources,
                                               const DecodeOptions& options);
+// translate_batch over `sources`, `batch` sentences at a time, in order. Before each batch it asks
+// `stop` (when given) and returns nullopt if it says so.
+std::optional<std::vector<std::vector<int>>> translate_in_batches(EncoderDecoder& model,
+                                                                  std::span<const std::vector<int>> sources,
+                                                                  const DecodeOptions& options, size_t batch,
+                                                                  const std::function<bool()>& stop = {});
 
 }  // namespace potop

@@ -5,7 +5,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <span>
 
 #include "checkpoint/model_dir.h"
 #include "checkpoint/train_state.h"
@@ -287,11 +286,9 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
       sources.push_back(std::move(src));
       refs.push_back(side.target(split.dev[i]));
     }
-    for (size_t i = 0; i < sources.size(); i += kDefaultBatchSentences) {
-      if (stop()) return std::nullopt;
-      const auto chunk = std::span(sources).subspan(i, std::min<size_t>(kDefaultBatchSentences, sources.size() - i));
-      for (const std::vector<int>& out : translate_batch(model, chunk, greedy)) hyps.push_back(tokenizer->decode(out));
-    }
+    const auto outs = translate_in_batches(model, sources, greedy, kDefaultBatchSentences, stop);
+    if (!outs) return std::nullopt;
+    for (const std::vector<int>& out : *outs) hyps.push_back(tokenizer->decode(out));
     if (!hyps.empty()) {
       e.extra.push_back({"dev_bleu", corpus_bleu(hyps, refs).score});
       e.extra.push_back({"dev_chrf", corpus_chrf(hyps, refs)});
