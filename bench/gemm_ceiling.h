@@ -2,7 +2,7 @@
 // the benchmark, next to the FMA peak.
 #pragma once
 
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 
 namespace potop::bench {
 

@@ -33,7 +33,7 @@
 #include "core/threads.h"
 #include "generate/generator.h"
 #include "kernels/gemm.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/train_step.h"

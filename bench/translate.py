@@ -16,7 +16,7 @@
    sources, one at a time, greedy and beam 4 (alpha 0.6, max-len 16): `potop translate --threads
    1` (its own wall time less its start-up, measured on one sentence) against the PyTorch model
    loaded with the same weights and running the same search (the GNMT-scored beam of
-   src/generate/translator.cpp, one batch of K rows a step, re-running the decoder over the prefix
+   src/models/encoder_decoder/translator.cpp, one batch of K rows a step, re-running the decoder over the prefix
    without a KV cache — the plain way in PyTorch), 1 thread. sentences/s and the ratio; the share
    of identical translations is printed as a check that both ran the same search.
    Then potop again with --batch-sentences N (default 8): the sentences decoded together, each
@@ -91,7 +91,7 @@ def train_speed(a, tmp, tt):
 # ---- decoding -----------------------------------------------------------------------------------
 
 def torch_search(model, source, beam, alpha, max_extra, block, BOS, EOS):
-    """src/generate/translator.cpp's greedy/beam search in PyTorch: the alive hypotheses are one
+    """src/models/encoder_decoder/translator.cpp's greedy/beam search in PyTorch: the alive hypotheses are one
     batch; each step re-runs the decoder over their prefixes and keeps the last position."""
     import torch
     src = torch.tensor([source])

@@ -13,7 +13,7 @@
 #include "checkpoint/weights.h"
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "train/resume.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

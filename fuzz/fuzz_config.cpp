@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/error.h"
-#include "model/config.h"
-#include "train/options.h"
+#include "models/gpt/gpt_config.h"
+#include "models/gpt/gpt_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace potop;

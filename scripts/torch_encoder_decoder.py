@@ -1,8 +1,8 @@
-"""A PyTorch reference of potop's encoder-decoder Transformer (src/model/encoder_decoder.cpp), for
+"""A PyTorch reference of potop's encoder-decoder Transformer (src/models/encoder_decoder/encoder_decoder.cpp), for
 parity tests and a reference trainer. Same parameter names and shapes as potop, so a potop
 checkpoint loads as is (model.load_numpy(tensors)).
 
-Semantics (see src/model/encoder_decoder.h):
+Semantics (see src/models/encoder_decoder/encoder_decoder.h):
   x = dropout(√C·wte[source] + pos);   memory = encoder(x)
   y = dropout(√C·wte[target] + pos);   h = decoder(y, memory)
   encoder block: self-attention (source padding masked), MLP

@@ -1,4 +1,4 @@
-"""A PyTorch reference of potop's GPT (src/model/gpt.cpp), for parity tests, benchmarks and a
+"""A PyTorch reference of potop's GPT (src/models/gpt/gpt.cpp), for parity tests, benchmarks and a
 reference trainer.
 
 The module mirrors potop operation by operation and uses potop's parameter names and shapes (the
@@ -10,7 +10,7 @@ Hugging Face GPT-2 layout), so a potop checkpoint loads as is:
     model.load_numpy(tensors)
     logits, loss = model(tokens, targets)
 
-Semantics (see src/model/gpt.cpp):
+Semantics (see src/models/gpt/gpt.cpp):
   x = dropout(wte[tok] + pos[t])            pos: the learned wpe, or the fixed sinusoidal table
   pre-LN block:  x = x + attn(LN1(x));  x = x + mlp(LN2(x))            (GPT-2)
   post-LN block: x = LN1(x + attn(x));  x = LN2(x + mlp(x))            ("Add & Norm")
@@ -36,7 +36,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# potop's GPTConfig defaults (src/model/config.h).
+# potop's GPTConfig defaults (src/models/gpt/gpt_config.h).
 DEFAULT_CONFIG = {
     "vocab_size": 0,
     "block_size": 64,
@@ -162,7 +162,7 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    """potop's GPT. Parameter names and shapes equal GPT::parameter_layout's (src/model/gpt.cpp),
+    """potop's GPT. Parameter names and shapes equal GPT::parameter_layout's (src/models/gpt/gpt.cpp),
     in the same order."""
 
     def __init__(self, config: Mapping):

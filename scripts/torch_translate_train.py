@@ -189,7 +189,7 @@ class PairBatches:
 # ---- recipe --------------------------------------------------------------------------------------
 
 def learning_rate(o, step):
-    """potop's learning_rate (src/train/translation_trainer.cpp) for 0-based step."""
+    """potop's learning_rate (src/models/encoder_decoder/translation_trainer.cpp) for 0-based step."""
     if o["lr_schedule"] == "noam":
         s, w = step + 1.0, float(o["warmup"])
         return o["lr"] / math.sqrt(o["n_embd"]) * min(1.0 / math.sqrt(s), s * w ** -1.5)

@@ -18,7 +18,7 @@
 
 #include "checkpoint/weights.h"
 #include "core/safetensors.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {

@@ -26,7 +26,7 @@
 #include "checkpoint/weights.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "model/parameters.h"
+#include "nn/parameters.h"
 
 namespace potop {
 

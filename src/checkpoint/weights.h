@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/safetensors.h"
-#include "model/parameters.h"
+#include "nn/parameters.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {

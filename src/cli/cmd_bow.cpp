@@ -9,7 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/bow_model_dir.h"
+#include "models/bow/bow_model_dir.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/stop_signals.h"
@@ -20,7 +20,7 @@
 #include "data/text_file.h"
 #include "report/attention_map.h"
 #include "train/batch_parallel.h"
-#include "train/bow_trainer.h"
+#include "models/bow/bow_trainer.h"
 #include "train/evaluate.h"
 
 namespace potop::cli {

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "dist/communicator.h"
-#include "train/trainer.h"
+#include "models/gpt/gpt_trainer.h"
 
 namespace potop::cli {
 

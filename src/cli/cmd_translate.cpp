@@ -15,7 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/translation_model.h"
+#include "models/encoder_decoder/translation_model.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/stop_signals.h"
@@ -23,11 +23,11 @@
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "data/parallel_corpus.h"
-#include "generate/translator.h"
-#include "report/cross_attention_map.h"
+#include "models/encoder_decoder/translator.h"
+#include "models/encoder_decoder/cross_attention_map.h"
 #include "report/translation_metrics.h"
 #include "tokenizer/utf8.h"
-#include "train/translation_trainer.h"
+#include "models/encoder_decoder/translation_trainer.h"
 
 namespace potop::cli {
 

@@ -18,9 +18,9 @@
 #include "data/text_file.h"
 #include "train/progress.h"
 #include "tokenizer/word_tokenizer.h"
-#include "word2vec/analogy.h"
-#include "word2vec/trainer.h"
-#include "word2vec/vectors_file.h"
+#include "models/word2vec/analogy.h"
+#include "models/word2vec/word2vec_trainer.h"
+#include "models/word2vec/vectors_file.h"
 
 namespace potop::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "model/model.h"
+#include "data/batch.h"
 
 namespace potop {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "generate/sampler.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 
 namespace potop {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "serve/completion.h"
 
 namespace potop::serve {

@@ -13,7 +13,7 @@
 
 #include "generate/generator.h"
 #include "generate/stop_strings.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "serve/completion_request.h"
 #include "tokenizer/tokenizer.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 #include "core/arena.h"
 #include "kernels/optimizer.h"
-#include "model/parameters.h"
+#include "nn/parameters.h"
 
 namespace potop {
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/model.h"
+#include "nn/model.h"
 
 namespace potop {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/model.h"
+#include "nn/model.h"
 #include "data/dataset.h"
 #include "train/batch_parallel.h"
 #include "train/run.h"

@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdio>
 
-#include "model/model.h"
+#include "nn/model.h"
 
 namespace potop {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "checkpoint/train_state.h"
-#include "train/options.h"
+#include "models/gpt/gpt_options.h"
 
 namespace potop {
 

@@ -15,7 +15,7 @@
 #include <functional>
 
 #include "dist/communicator.h"
-#include "model/model.h"
+#include "nn/model.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 

@@ -5,7 +5,7 @@ tests/unit/model/test_bow_model.cpp).
 
 INPUTS holds each case's tensors as "<case>.<name>" and, in the metadata entry "potop.bow", a JSON
 object {"<case>": {"kernel": "additive_score" | "dot_score" | "bag_average" | "model", ...}}. This
-script recomputes each case with plain torch ops (the model as the formula of src/model/bow.h) and
+script recomputes each case with plain torch ops (the model as the formula of src/models/bow/bow.h) and
 its gradients by autograd, and writes them to OUTPUT under the names the C++ tests use. float32.
 """
 import json
@@ -84,7 +84,7 @@ def bag_average(t, p):
 
 
 def model(t, p):
-    """loss = mean cross-entropy of softmax(C·[x; A] + c), and every gradient, as src/model/bow.h."""
+    """loss = mean cross-entropy of softmax(C·[x; A] + c), and every gradient, as src/models/bow/bow.h."""
     tokens, targets = const(t["tokens"], torch.long), const(t["targets"], torch.long)
     # The idf table is a constant of the model, never trained: no gradient is compared for it.
     params = {name: const(a) if name == "bag.log_idf" else leaf(a)

@@ -1,5 +1,5 @@
 """PyTorch reference for tests/unit/model/test_layers.cpp: a residual stack of sub-layers
-(src/model/residual_stack.h) — self-attention (causal or not, with a padding mask), cross-attention
+(src/nn/residual_stack.h) — self-attention (causal or not, with a padding mask), cross-attention
 over a second sequence with its own padding mask, and the MLP — with pre-LN or post-LN Add & Norm.
 
     /usr/bin/python3 tests/torch/layer_reference.py INPUTS.safetensors OUTPUT.safetensors [INPUTS OUTPUT]...

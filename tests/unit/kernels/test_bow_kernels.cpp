@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/safetensors.h"
-#include "kernels/additive_score.h"
-#include "kernels/bag_average.h"
-#include "kernels/dot_score.h"
+#include "models/bow/additive_score.h"
+#include "models/bow/bag_average.h"
+#include "models/bow/dot_score.h"
 #include "unit/kernels/kernel_testing.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"

@@ -8,7 +8,7 @@
 
 #include "core/safetensors.h"
 #include "unit/kernels/kernel_testing.h"
-#include "kernels/negative_sampling.h"
+#include "models/word2vec/negative_sampling.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 

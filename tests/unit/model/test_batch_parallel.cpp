@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "support/testing.h"
 
 namespace potop {

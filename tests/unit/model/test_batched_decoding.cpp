@@ -5,7 +5,7 @@
 #include <cmath>
 #include <memory>
 
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "support/testing.h"
 
 namespace potop {

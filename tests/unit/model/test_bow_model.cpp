@@ -12,11 +12,11 @@
 #include "core/rng.h"
 #include "core/safetensors.h"
 #include "unit/kernels/kernel_testing.h"
-#include "model/bow.h"
+#include "models/bow/bow.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 #include "train/batch_parallel.h"
-#include "train/bow_trainer.h"
+#include "models/bow/bow_trainer.h"
 
 namespace potop {
 namespace {

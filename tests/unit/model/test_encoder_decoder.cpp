@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "generate/translator.h"
-#include "model/encoder_decoder.h"
+#include "models/encoder_decoder/translator.h"
+#include "models/encoder_decoder/encoder_decoder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {

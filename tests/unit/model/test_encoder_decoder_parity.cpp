@@ -14,7 +14,7 @@
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "model/encoder_decoder.h"
+#include "models/encoder_decoder/encoder_decoder.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 #include "tokenizer/char_tokenizer.h"

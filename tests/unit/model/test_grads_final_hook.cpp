@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "model/encoder_decoder.h"
-#include "model/gpt.h"
+#include "models/encoder_decoder/encoder_decoder.h"
+#include "models/gpt/gpt.h"
 
 namespace potop {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "generate/generator.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "support/testing.h"
 
 namespace potop {

@@ -17,9 +17,9 @@
 
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "model/attention_layer.h"
-#include "model/mlp_layer.h"
-#include "model/residual_stack.h"
+#include "nn/attention_layer.h"
+#include "nn/mlp_layer.h"
+#include "nn/residual_stack.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 #include "unit/kernels/kernel_testing.h"

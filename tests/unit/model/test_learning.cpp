@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/train_step.h"

@@ -20,7 +20,7 @@
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 #include "tokenizer/char_tokenizer.h"

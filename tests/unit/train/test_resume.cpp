@@ -12,11 +12,11 @@
 #include "core/file_io.h"
 #include "support/testing.h"
 #include "checkpoint/train_state.h"
-#include "model/gpt.h"
+#include "models/gpt/gpt.h"
 #include "tokenizer/char_tokenizer.h"
 #include "train/memory_check.h"
 #include "train/resume.h"
-#include "train/trainer.h"
+#include "models/gpt/gpt_trainer.h"
 
 namespace potop {
 namespace {

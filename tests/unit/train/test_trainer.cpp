@@ -7,7 +7,7 @@
 #include "checkpoint/model_dir.h"
 #include "core/error.h"
 #include "support/testing.h"
-#include "train/trainer.h"
+#include "models/gpt/gpt_trainer.h"
 
 namespace potop {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "train/translation_trainer.h"
+#include "models/encoder_decoder/translation_trainer.h"
 
 namespace potop {
 namespace {

@@ -13,10 +13,10 @@
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "support/testing.h"
-#include "word2vec/analogy.h"
-#include "word2vec/trainer.h"
-#include "word2vec/vectors_file.h"
-#include "word2vec/vocabulary.h"
+#include "models/word2vec/analogy.h"
+#include "models/word2vec/word2vec_trainer.h"
+#include "models/word2vec/vectors_file.h"
+#include "models/word2vec/vocabulary.h"
 
 namespace potop {
 namespace {

@@ -1,0 +1,41 @@
+// A translation model directory — what `potop translate train` writes and `potop translate`
+// reads. Like a GPT's (model_dir.h), with kind "encoder-decoder" and the direction:
+//   config.json  {"kind": "encoder-decoder", "model": {...EncoderDecoderConfig...},
+//                 "tokenizer": "bpe", "source": "en", "target": "pl", "training": {...}}
+//   tokenizer.model, latest/best/resume.safetensors, metrics.jsonl as for a GPT, and the split
+//   the run made: train.tsv, dev.tsv, test.tsv (the data file's two columns, as they were).
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "checkpoint/weights.h"
+#include "models/encoder_decoder/encoder_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace potop {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* kEncoderDecoderKind = "encoder-decoder";
+
+ModelHeader encoder_decoder_header(const EncoderDecoderConfig& config, const Tokenizer& tokenizer);
+
+void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& config, const Tokenizer& tokenizer,
+                            const std::string& source, const std::string& target, const nlohmann::json& training);
+
+struct TranslationModel {
+  EncoderDecoderConfig config;
+  std::unique_ptr<EncoderDecoder> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string source, target;  // languages
+  nlohmann::json training;
+  std::string choice;  // which checkpoint, and why (for stderr)
+};
+
+// Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint). A
+// GPT's directory, or anything else, is one clear potop::Error naming the file.
+TranslationModel load_translation_model(const fs::path& dir, const std::string& which = "");
+
+}  // namespace potop

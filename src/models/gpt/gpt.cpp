@@ -1,0 +1,163 @@
+// The GPT: its layers are built once per config (Layers) and shared by every replica; a forward
+// pass is the embedding, the residual stack of blocks and the head, in that order, and the
+// backward pass is the same list reversed.
+#include "models/gpt/gpt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "core/profile.h"
+#include "nn/attention_layer.h"
+#include "nn/embedding_layer.h"
+#include "nn/lm_head.h"
+#include "nn/mlp_layer.h"
+#include "nn/residual_stack.h"
+
+namespace potop {
+
+struct GPT::Layers {
+  explicit Layers(const GPTConfig& c);
+
+  GPTConfig config;
+  LayerBuilder built;  // what the layers below declared: the parameter layout, the activation plan
+  EmbeddingLayer embed;
+  ResidualStack blocks;
+  TiedLMHead head;
+  std::vector<const AttentionLayer*> attention;  // block l's self-attention, for pictures
+};
+
+namespace {
+
+const GPTConfig& validated(const GPTConfig& c) {
+  c.validate();
+  return c;
+}
+
+}  // namespace
+
+GPT::Layers::Layers(const GPTConfig& c)
+    : config(validated(c)),
+      embed(built, "", c.vocab_size, c.block_size, c.n_embd, c.positions),
+      blocks(built, c.norm, c.n_embd),
+      head(built, embed.token_table(), c.vocab_size, c.n_embd) {
+  // GPT-2 scales the init of the two projections into the residual stream by 1/√(2·n_layer).
+  const double residual_std = 0.02 / std::sqrt(2.0 * c.n_layer);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    const LayerNormParams ln1(built, h + "ln_1", c.n_embd, c.bias);
+    auto attn = std::make_unique<AttentionLayer>(
+        built, h + "attn", AttentionConfig{c.n_embd, c.n_head, c.bias, /*causal=*/true, /*cross=*/false, residual_std});
+    attention.push_back(attn.get());
+    blocks.add(built, ln1, std::move(attn));
+    const LayerNormParams ln2(built, h + "ln_2", c.n_embd, c.bias);
+    blocks.add(built, ln2,
+               std::make_unique<MlpLayer>(built, h + "mlp",
+                                          MlpConfig{c.n_embd, 4 * c.n_embd, c.activation, c.bias, residual_std}));
+  }
+  if (c.norm == NormPlacement::kPre) blocks.set_final_norm(built, LayerNormParams(built, "ln_f", c.n_embd, c.bias));
+}
+
+GPT::GPT(const GPTConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
+  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+}
+
+GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
+    : layers_(std::move(layers)), params_(shared.replica()) {
+  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+}
+
+std::unique_ptr<Model> GPT::replica() const { return std::unique_ptr<Model>(new GPT(layers_, params_)); }
+
+const GPTConfig& GPT::config() const { return layers_->config; }
+
+MemoryPlan GPT::plan(const GPTConfig& config, const BatchShape& shape) {
+  const Layers layers(config);
+  MemoryPlan plan;
+  plan.add_parameters(layers.built.params);
+  plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
+  return plan;
+}
+
+Layout GPT::parameter_layout(const GPTConfig& config) { return Layers(config).built.params; }
+
+void GPT::reserve(const BatchShape& shape) {
+  POTOP_CHECK(shape.B > 0 && shape.T > 0 && shape.T <= config().block_size, "batch shape out of range");
+  acts_.reserve(int64_t{shape.B} * shape.T);
+  has_forward_ = false;
+}
+
+float GPT::run_forward(const int* tokens, const int* targets, const LayerPass& pass) {
+  const profile::Scope scope("forward");
+  const Layers& L = *layers_;
+  POTOP_CHECK(pass.pos0 + pass.T <= config().block_size, "context longer than block_size");
+  reserve({pass.B, pass.T});
+  last_ = pass;
+  tokens_ = tokens, targets_ = targets;
+  const Frame f{params_, acts_};
+  input_ = L.embed.forward(tokens, pass, f);     // x = dropout(wte[tokens] + positions)
+  output_ = L.blocks.forward(input_, pass, f);  // h = blocks(x)
+  const float loss = L.head.forward(output_, targets, pass, f, counted_);  // logits = h·wteᵀ; loss
+  has_forward_ = targets != nullptr;
+  return loss;
+}
+
+float GPT::forward(const Batch& batch, const Pass& pass) {
+  LayerPass p;
+  p.B = batch.B, p.T = batch.T;
+  p.dropout = pass.training ? config().dropout : 0.0f;
+  p.dropout_seed = pass.dropout_seed;
+  return run_forward(batch.tokens, batch.targets, p);
+}
+
+void GPT::forward(const int* tokens, int T, KVCache& cache) {
+  LayerPass p;
+  p.B = 1, p.T = T, p.pos0 = cache.length, p.cache = &cache;
+  run_forward(tokens, nullptr, p);
+  cache.length += T;
+}
+
+void GPT::forward_rows(const int* tokens, int B, KVCache* const* caches) {
+  for (int b = 0; b < B; ++b)
+    POTOP_CHECK(caches[b]->length < config().block_size, "context longer than block_size");
+  LayerPass p;
+  p.B = B, p.T = 1, p.caches = caches;
+  run_forward(tokens, nullptr, p);
+  for (int b = 0; b < B; ++b) ++caches[b]->length;
+}
+
+KVCache GPT::new_cache() const {
+  return KVCache(layers_->built.cache_slots, config().block_size, config().n_embd);
+}
+
+void GPT::backward(float loss_scale) {
+  const profile::Scope scope("backward");
+  POTOP_CHECK(has_forward_, "backward() needs a forward() with targets first");
+  const Layers& L = *layers_;
+  params_.grads();
+  acts_.reserve_scratch();
+  const Frame f{params_, acts_};
+  const LayerPass& pass = last_;
+  // logits = h·wteᵀ, into d h
+  L.head.backward(L.blocks.output_grad(f), loss_scale, counted_, output_, targets_, pass, f);
+  // h = blocks(x), into d x
+  const ResidualStack::InputGrad d = L.blocks.backward(input_, pass, f);
+  // x = dropout(wte[tokens] + positions)
+  L.embed.backward(d.dx, d.free, tokens_, pass, f);
+}
+
+const float* GPT::logits() const { return layers_->head.logits(acts_); }
+
+const float* GPT::losses() const { return layers_->head.losses(acts_); }
+
+const float* GPT::attention(int layer) {
+  POTOP_CHECK(layer >= 0 && layer < config().n_layer && last_.B > 0 && !last_.cache && !last_.caches,
+              "attention(): no such layer, or no forward without a cache yet");
+  const int B = last_.B, T = last_.T, H = config().n_head;
+  attention_map_.resize(size_t(B) * H * T * T);
+  layers_->attention[layer]->probabilities(attention_map_.data(), attention_scratch_, last_, Frame{params_, acts_});
+  return attention_map_.data();
+}
+
+}  // namespace potop

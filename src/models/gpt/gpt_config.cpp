@@ -1,0 +1,72 @@
+#include "models/gpt/gpt_config.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace potop {
+
+namespace {
+
+void require(bool ok, const std::string& source, const std::string& field, const std::string& what) {
+  if (!ok) throw Error(source + ": " + field + " " + what);
+}
+
+// gpt_fields with vocab_size in front: everything a saved config holds.
+std::vector<Field> all_fields(GPTConfig& c) {
+  std::vector<Field> fields{{"vocab-size", "tokens in the vocabulary", &c.vocab_size, true}};
+  for (Field& f : gpt_fields(c)) fields.push_back(std::move(f));
+  return fields;
+}
+
+}  // namespace
+
+std::vector<Field> gpt_fields(GPTConfig& c) {
+  return {
+      {"n-layer", "number of Transformer blocks", &c.n_layer, true},
+      {"n-head", "attention heads per block", &c.n_head, true},
+      {"n-embd", "embedding width C (divisible by n-head)", &c.n_embd, true},
+      {"block-size", "context length T in tokens", &c.block_size, true},
+      {"dropout", "dropout probability in [0, 1)", &c.dropout, false},
+      {"bias", "biases in linear layers and LayerNorms", &c.bias, true},
+      {"norm", "LayerNorm placement: pre (GPT-2) or post (the original Add & Norm)",
+       choice(c.norm, {{NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}}), true},
+      {"activation", "feed-forward non-linearity: gelu or relu",
+       choice(c.activation, {{Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}}), true},
+      {"positions", "position encoding: learned or sinusoidal",
+       choice(c.positions, {{PositionEncoding::kLearned, "learned"}, {PositionEncoding::kSinusoidal, "sinusoidal"}}),
+       true},
+  };
+}
+
+void GPTConfig::validate(const std::string& source) const {
+  require(vocab_size > 0, source, "vocab_size", "must be positive (got " + std::to_string(vocab_size) + ")");
+  require(block_size > 0, source, "block_size", "must be positive (got " + std::to_string(block_size) + ")");
+  require(block_size <= 65536, source, "block_size", "is too large (max 65536)");
+  require(n_layer > 0, source, "n_layer", "must be positive (got " + std::to_string(n_layer) + ")");
+  require(n_layer <= 1024, source, "n_layer", "is too large (max 1024)");
+  require(n_head > 0, source, "n_head", "must be positive (got " + std::to_string(n_head) + ")");
+  require(n_embd > 0, source, "n_embd", "must be positive (got " + std::to_string(n_embd) + ")");
+  require(n_embd <= 65536, source, "n_embd", "is too large (max 65536)");
+  require(n_embd % n_head == 0, source, "n_embd",
+          std::string("(") + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
+  require(std::isfinite(dropout) && dropout >= 0.0f && dropout < 1.0f, source, "dropout",
+          "must be in [0, 1) (got " + std::to_string(dropout) + ")");
+}
+
+std::string to_string(NormPlacement v) { return v == NormPlacement::kPre ? "pre" : "post"; }
+std::string to_string(Activation v) { return v == Activation::kGelu ? "gelu" : "relu"; }
+std::string to_string(PositionEncoding v) { return v == PositionEncoding::kLearned ? "learned" : "sinusoidal"; }
+
+nlohmann::json to_json(const GPTConfig& config) {
+  GPTConfig copy = config;
+  return fields_to_json(all_fields(copy));
+}
+
+void update_from_json(GPTConfig& config, const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object()) throw Error(source + ": expected a JSON object with the model config");
+  apply_json(all_fields(config), j, source, "model field");
+}
+
+}  // namespace potop

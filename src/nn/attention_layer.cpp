@@ -1,0 +1,187 @@
+#include "nn/attention_layer.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/profile.h"
+#include "kernels/linear.h"
+
+namespace potop {
+
+AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const AttentionConfig& config)
+    : c_(config), dropout_site_(b.claim_dropout_site()) {
+  POTOP_CHECK(c_.n_head > 0 && c_.n_embd % c_.n_head == 0, "n_embd must be divisible by n_head");
+  const int64_t C = c_.n_embd;
+  auto linear = [&](const std::string& name, int64_t out, double std, ParamId& w, ParamId& bias) {
+    w = b.param(prefix + "." + name + ".weight", {C, out}, TensorInit::normal(std), true);
+    if (c_.bias) bias = b.param(prefix + "." + name + ".bias", {out}, TensorInit::zeros(), false);
+  };
+  if (c_.cross) {
+    linear("q_attn", C, 0.02, q_w_, q_b_);
+    linear("c_attn", 2 * C, 0.02, kv_w_, kv_b_);
+  } else {
+    linear("c_attn", 3 * C, 0.02, qkv_w_, qkv_b_);
+  }
+  linear("c_proj", C, c_.proj_std, proj_w_, proj_b_);
+
+  ActivationPlan& a = b.acts;
+  if (c_.cross) {
+    q_ = a.keep("q", C);
+    kv_ = a.keep("kv", 2 * C, Rows::kMemory);
+    dq_ = a.scratch("d q", C);
+    dkv_ = a.scratch("d kv", 2 * C, Rows::kMemory);
+    memory_slot_ = b.claim_memory_slot();
+  } else {
+    qkv_ = a.keep("qkv", 3 * C);
+    dqkv_ = a.scratch("d qkv", 3 * C);
+    if (c_.causal) cache_slot_ = b.claim_cache_slot();
+  }
+  stats_ = a.keep("attention statistics", 2 * int64_t{c_.n_head});  // (B, H, T, 2): 2H floats a row
+  y_ = a.keep("attention output", C);
+  dy_ = a.scratch("d attention output", C);
+}
+
+AttentionDims AttentionLayer::dims(const LayerPass& pass) const {
+  const int C = c_.n_embd, H = c_.n_head, D = C / H;
+  if (c_.cross) return AttentionDims{pass.B, pass.T, pass.S, H, D, C, 2 * C, 2 * C};
+  AttentionDims d{pass.B, pass.T, pass.pos0 + pass.T, H, D, 3 * C, 3 * C, 3 * C};
+  if (pass.cache) {  // keys and values in the cache: (H, Tmax, D) each
+    d.k_stride = d.v_stride = D;
+    d.k_head_stride = d.v_head_stride = pass.cache->block_size * D;
+  }
+  return d;
+}
+
+AttentionMask AttentionLayer::mask(const LayerPass& pass) const {
+  return {c_.causal ? MaskKind::kCausal : MaskKind::kNone, c_.cross ? pass.memory_lengths : pass.lengths};
+}
+
+void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass, const Frame& f) const {
+  const int N = pass.rows(), C = c_.n_embd;
+  const float *q, *k, *v;
+  if (c_.cross) {
+    float* qb = f.buffer(q_);
+    POTOP_PROFILED("q", linear_forward(qb, in, f.value(q_w_), f.value(q_b_), N, C, C));  // Q = in·W_q + b_q
+    if (pass.memory_kv) {  // generation: each sequence's T queries against its sentence's [K V]
+      POTOP_CHECK(pass.dropout == 0.0f && !pass.d_memory, "projected memory is for generation");
+      const int H = c_.n_head, D = C / H, T = pass.T;
+      float* y = f.buffer(y_);
+      for (int b = 0; b < pass.B; ++b) {
+        const MemoryKV& m = *pass.memory_kv[b];
+        const float* kv = m.slot(memory_slot_);
+        const AttentionDims d{1, T, m.S, H, D, C, 2 * C, 2 * C};
+        attention_forward(y + size_t(b) * T * C, f.buffer(stats_) + size_t(b) * 2 * H * T, nullptr,
+                          qb + size_t(b) * T * C, kv, kv + C, d, AttentionMask{MaskKind::kNone, nullptr});
+      }
+      POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+      return;
+    }
+    float* kv = f.buffer(kv_);
+    POTOP_PROFILED("kv", linear_forward(kv, pass.memory, f.value(kv_w_), f.value(kv_b_), pass.memory_rows(), C,
+                                        2 * C));  // [K V] = memory·W_kv + b_kv
+    q = qb, k = kv, v = kv + C;
+  } else {
+    float* qkv = f.buffer(qkv_);
+    POTOP_PROFILED("qkv", linear_forward(qkv, in, f.value(qkv_w_), f.value(qkv_b_), N, C, 3 * C));  // [Q K V] = in·W + b
+    q = qkv, k = qkv + C, v = qkv + 2 * C;
+    if (pass.cache) {  // append this pass's keys and values, head by head, then attend over all of them
+      POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
+      const int H = c_.n_head, D = C / H, Tmax = pass.cache->block_size;
+      float* k_cache = pass.cache->keys(cache_slot_);
+      float* v_cache = pass.cache->values(cache_slot_);
+      for (int t = 0; t < pass.T; ++t)
+        for (int h = 0; h < H; ++h) {
+          const float* row = qkv + size_t(t) * 3 * C + h * D;
+          std::memcpy(k_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + C, D * sizeof(float));
+          std::memcpy(v_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + 2 * C, D * sizeof(float));
+        }
+      k = k_cache, v = v_cache;
+    }
+  }
+  float* y = f.buffer(y_);
+  if (pass.caches && !c_.cross) {  // batched decoding: every row attends over its own sequence's cache
+    POTOP_CHECK(cache_slot_ >= 0 && pass.T == 1 && pass.dropout == 0.0f, "batched decoding is for causal self-attention");
+    const int H = c_.n_head, D = C / H;
+    for (int b = 0; b < pass.B; ++b) {
+      KVCache& cache = *pass.caches[b];
+      const int pos = cache.length, Tmax = cache.block_size;
+      const float* row = q + size_t(b) * 3 * C;
+      float* k_cache = cache.keys(cache_slot_);
+      float* v_cache = cache.values(cache_slot_);
+      for (int h = 0; h < H; ++h) {
+        std::memcpy(k_cache + (size_t(h) * Tmax + pos) * D, row + C + h * D, D * sizeof(float));
+        std::memcpy(v_cache + (size_t(h) * Tmax + pos) * D, row + 2 * C + h * D, D * sizeof(float));
+      }
+      const AttentionDims d{1, 1, pos + 1, H, D, 3 * C, D, D, Tmax * D, Tmax * D};
+      attention_forward(y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, nullptr, row, k_cache, v_cache, d,
+                        AttentionMask{MaskKind::kCausal, nullptr});
+    }
+    POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+    return;
+  }
+  POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
+                                                pass.dropout, pass.site_seed(dropout_site_)));  // softmax(qkᵀ/√d)·v
+  POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));  // heads -> C
+}
+
+void AttentionLayer::backward(float* din, const float* dout, const float* in, GradStore store, const LayerPass& pass,
+                              const Frame& f) const {
+  const int N = pass.rows(), C = c_.n_embd;
+  constexpr GradStore kSet = GradStore::kOverwrite;  // into scratch that holds nothing yet
+  float* dy = f.buffer(dy_);
+  // out = y·W_o + b_o
+  POTOP_PROFILED("attn proj", linear_backward(dy, f.grad(proj_w_), f.grad(proj_b_), dout, f.buffer(y_),
+                                              f.value(proj_w_), N, C, C, WeightLayout::kInOut, kSet));
+  const AttentionDims d = dims(pass);
+  if (c_.cross) {
+    const float* q = f.buffer(q_);
+    const float* kv = f.buffer(kv_);
+    float* dq = f.buffer(dq_);
+    float* dkv = f.buffer(dkv_);
+    // y = softmax(qkᵀ/√d)·v
+    POTOP_PROFILED("attention", attention_backward(dq, dkv, dkv + C, dy, f.buffer(stats_), q, kv, kv + C, d,
+                                                   mask(pass), pass.dropout, pass.site_seed(dropout_site_), kSet));
+    // [K V] = memory·W_kv + b_kv: the memory's gradient sums over every layer that reads it
+    POTOP_PROFILED("kv", linear_backward(pass.d_memory, f.grad(kv_w_), f.grad(kv_b_), dkv, pass.memory,
+                                         f.value(kv_w_), pass.memory_rows(), C, 2 * C));
+    // Q = in·W_q + b_q
+    POTOP_PROFILED("q", linear_backward(din, f.grad(q_w_), f.grad(q_b_), dq, in, f.value(q_w_), N, C, C,
+                                        WeightLayout::kInOut, store));
+  } else {
+    const float* qkv = f.buffer(qkv_);
+    float* dqkv = f.buffer(dqkv_);
+    // y = softmax(qkᵀ/√d)·v
+    POTOP_PROFILED("attention", attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dy, f.buffer(stats_), qkv,
+                                                   qkv + C, qkv + 2 * C, d, mask(pass), pass.dropout,
+                                                   pass.site_seed(dropout_site_), kSet));
+    // [Q K V] = in·W + b
+    POTOP_PROFILED("qkv", linear_backward(din, f.grad(qkv_w_), f.grad(qkv_b_), dqkv, in, f.value(qkv_w_), N, C,
+                                          3 * C, WeightLayout::kInOut, store));
+  }
+}
+
+void AttentionLayer::project_memory(MemoryKV& m, const float* memory, const Frame& f) const {
+  POTOP_CHECK(c_.cross && m.width == c_.n_embd && memory_slot_ >= 0, "project_memory is for cross-attention");
+  const int C = c_.n_embd;
+  // [K V] = memory·W_kv + b_kv
+  POTOP_PROFILED("kv", linear_forward(m.slot(memory_slot_), memory, f.value(kv_w_), f.value(kv_b_), m.S, C, 2 * C));
+}
+
+void AttentionLayer::probabilities(float* att, std::vector<float>& scratch, const LayerPass& pass,
+                                   const Frame& f) const {
+  POTOP_CHECK(!pass.cache, "attention probabilities are recomputed from a pass without a KV cache");
+  const AttentionDims d = dims(pass);
+  const int C = c_.n_embd;
+  const size_t out_floats = size_t(pass.rows()) * C;
+  scratch.resize(out_floats + attention_stats_size(d));
+  const float *q, *k, *v;
+  if (c_.cross) {
+    q = f.buffer(q_), k = f.buffer(kv_), v = k + C;
+  } else {
+    q = f.buffer(qkv_), k = q + C, v = q + 2 * C;
+  }
+  attention_forward(scratch.data(), scratch.data() + out_floats, att, q, k, v, d, mask(pass));
+}
+
+}  // namespace potop
