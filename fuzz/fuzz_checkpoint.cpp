@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "models/gpt/gpt.h"
+#include "models/gpt/gpt_options.h"
 #include "train/resume.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -43,7 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     const TrainState state = read_train_state(file);
     std::vector<std::string> notes;
-    (void)resume_options(state, TrainOptions{}, {"steps", "lr"}, "fuzz-dir", false, notes);
+    RunControl control;
+    control.given = {"steps", "lr"};
+    (void)resume_options(state, TrainOptions{}, control, "fuzz-dir", notes);
     const Layout& layout = model.parameters().layout();
     Arena m(layout), v(layout);
     load_train_state_tensors(file, model.parameters(), {{"adamw.m.", &m}, {"adamw.v.", &v}});

@@ -12,7 +12,7 @@
 #include "models/bow/bow_model_dir.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "core/stop_signals.h"
+#include "cli/train_command.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"
@@ -48,38 +48,13 @@ LoadedBow load_bow(const BowModelArgs& a) {
 void add_bow_train(CLI::App* bow, std::function<int()>& run) {
   CLI::App* cmd = bow->add_subcommand("train", "train a bag-of-words LM on a text file (word tokens), or resume a run");
   auto options = std::make_shared<BowOptions>();
-  auto control = std::make_shared<TrainControl>();
-  auto json = std::make_shared<bool>(false);
-  cmd->add_option("--resume", control->resume, "continue the run in this model directory (options not given come "
-                                               "from the checkpoint)");
-  cmd->add_flag("--allow-data-change", control->allow_data_change,
-                "with --resume: continue on a text that differs from the checkpoint's");
-  cmd->add_flag("--force", control->force, "start a new run in an --out that holds a model, replacing it");
-  cmd->add_flag("--json", *json, "print a summary of the run as one JSON object on stdout at the end");
-  for (const Field& f : bow_option_fields(*options)) add_field(cmd, f);
-  run = [cmd, options, control, json]() {
-    for (const Field& f : bow_option_fields(*options))
-      if (field_given(cmd, f)) control->given.push_back(f.name);
-    if (control->allow_data_change && control->resume.empty())
-      throw Error("--allow-data-change only applies with --resume");
-    if (control->force && !control->resume.empty()) throw Error("--force starts a new run; it does not go with --resume");
-    install_training_stop_handlers();
-    control->stop_requested = [](int) { return training_stop_requested(); };
-    const RunResult r = train_bow(*options, stderr, *control);
-    if (*json) {
-      auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-      std::printf("%s\n", nlohmann::json{{"out", control->resume.empty() ? options->out : control->resume},
-                                         {"steps_done", r.steps_done},
-                                         {"interrupted", r.interrupted},
-                                         {"final_train_loss", number(r.final_train_loss)},
-                                         {"final_val_loss", number(r.final_val_loss)},
-                                         {"best_val_loss", number(r.best_val_loss)},
-                                         {"words_per_s", r.tokens_per_second},
-                                         {"seconds", r.seconds}}
-                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
-    }
-    return 0;
+  auto flags = std::make_shared<TrainFlags>();
+  add_train_flags(cmd, *flags, bow_option_fields(*options));
+  run = [cmd, options, flags]() {
+    collect_given(cmd, *flags, bow_option_fields(*options));
+    return run_train_command(*flags, options->out, [&](std::FILE* log, const RunControl& control) {
+      return train_bow(*options, log, control);
+    });
   };
 }
 

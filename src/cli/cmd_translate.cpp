@@ -5,8 +5,6 @@
 //   potop translate train --data PAIRS.tsv --source en --target pl --out DIR   (or --resume DIR)
 //   potop translate eval --model DIR --data PAIRS.tsv      BLEU and chrF, with their signature
 //   potop translate attention --model DIR --text SRC --translation TGT   the cross-attention map
-#include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,7 +16,7 @@
 #include "models/encoder_decoder/translation_model.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "core/stop_signals.h"
+#include "cli/train_command.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"
@@ -32,14 +30,6 @@
 namespace potop::cli {
 
 namespace {
-
-volatile sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_translate_stop(int signo) {
-  g_stop_signal = signo;
-  static const char msg[] = "\npotop: stopping: finishing this step and saving a checkpoint; again to quit at once\n";
-  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-}
 
 struct DecodeArgs {
   std::string model, checkpoint;
@@ -137,10 +127,8 @@ Run add_translate(CLI::App& app) {
   // train
   CLI::App* train = cmd->add_subcommand("train", "train an encoder-decoder on a TSV of sentence pairs, or resume");
   auto options = std::make_shared<TranslationOptions>();
-  auto control = std::make_shared<TranslationControl>();
-  train->add_option("--resume", control->resume, "continue the run in this model directory");
-  train->add_flag("--force", control->force, "start a new run in an --out that holds a model, replacing it");
-  for (const Field& f : translation_fields(*options)) add_field(train, f);
+  auto flags = std::make_shared<TrainFlags>();
+  add_train_flags(train, *flags, translation_fields(*options));
 
   // eval
   CLI::App* eval = cmd->add_subcommand("eval", "BLEU and chrF of a model's translations of a TSV of pairs");
@@ -168,14 +156,10 @@ Run add_translate(CLI::App& app) {
 
   return [=]() -> int {
     if (train->parsed()) {
-      for (const Field& f : translation_fields(*options))
-        if (field_given(train, f)) control->given.push_back(f.name);
-      if (control->force && !control->resume.empty()) throw Error("--force starts a new run; it does not go with --resume");
-      install_stop_handlers(on_translate_stop);
-      control->stop_requested = [](int) { return g_stop_signal != 0; };
-      const RunResult r = train_translation(*options, stderr, *control);
-      std::fprintf(stderr, "done: %d steps in %.1f s, dev loss %.4f\n", r.steps_done, r.seconds, r.final_val_loss);
-      return 0;
+      collect_given(train, *flags, translation_fields(*options));
+      return run_train_command(*flags, options->out, [&](std::FILE* log, const RunControl& control) {
+        return train_translation(*options, log, control);
+      });
     }
     if (eval->parsed()) {
       apply_threads_flag(eval_args->threads);

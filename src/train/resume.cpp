@@ -1,70 +1,64 @@
 #include "train/resume.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "core/error.h"
 
 namespace potop {
 
-TrainOptions resume_options(const TrainState& state, const TrainOptions& requested,
-                            const std::vector<std::string>& given, const fs::path& dir, bool allow_data_change,
-                            std::vector<std::string>& notes) {
+void merge_resumed_options(const std::vector<Field>& merged, const std::vector<Field>& given, const nlohmann::json& before,
+                           RunOptions& run, int saved_step, const RunControl& control, const fs::path& dir,
+                           std::vector<std::string>& notes) {
   // Possible to change, but then the losses leave those of an uninterrupted run.
-  static const char* const kTrajectory[] = {"batch-size", "grad-accum", "lr", "min-lr", "warmup", "lr-decay-steps",
-                                            "beta1", "beta2", "weight-decay", "grad-clip", "dropout", "seed",
-                                            "parallel"};
-  TrainOptions saved;
-  apply_options_json(saved, state.options, dir.string() + ": the checkpoint's options");
-  TrainOptions merged = saved;
-  TrainOptions from = requested;
-  const std::vector<Field> to = option_fields(merged);
-  const std::vector<Field> source = option_fields(from);
-  for (size_t i = 0; i < to.size(); ++i)
-    if (std::find(given.begin(), given.end(), to[i].name) != given.end()) copy_value(source[i], to[i]);
-  const nlohmann::json before = to_json(saved), after = to_json(merged);
-  auto differs = [&](const std::string& name, std::string& list) {
+  static const char* const kTrajectory[] = {"batch-size", "batch-tokens", "grad-accum", "lr-schedule", "lr", "min-lr",
+                                            "warmup", "lr-decay-steps", "beta1", "beta2", "eps", "weight-decay",
+                                            "grad-clip", "dropout", "label-smoothing", "seed", "parallel"};
+  for (size_t i = 0; i < merged.size(); ++i)
+    if (control.was_given(merged[i].name)) copy_value(given[i], merged[i]);
+  const nlohmann::json after = fields_to_json(merged);
+  auto differs = [&](const std::string& name, std::string& item) {
     std::string key = name;
     std::replace(key.begin(), key.end(), '-', '_');
     if (before.value(key, nlohmann::json()) == after.value(key, nlohmann::json())) return false;
     auto text = [](const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
-    list = "--" + name + " " + text(after[key]) + " (the run used " + text(before[key]) + ")";
+    item = "--" + name + " " + text(after[key]) + " (the run used " + text(before[key]) + ")";
     return true;
   };
   // The model's shape (the fields marked shape): the saved tensors cannot be used with another.
   std::string refused, item;
-  for (const Field& f : to)
+  for (const Field& f : merged)
     if (f.shape && differs(f.name, item)) refused += (refused.empty() ? "" : ", ") + item;
   if (!refused.empty())
     throw Error("--resume " + dir.string() + ": cannot change " + refused +
                 ": the checkpoint holds a model of another shape; drop the flag, or start a new run with another --out");
-  if (differs("val-fraction", item) && !allow_data_change)
-    throw Error("--resume " + dir.string() + ": cannot change " + item +
-                ": it moves the train/validation split; pass --allow-data-change to do it anyway");
+  for (const std::string& name : kSplitOptions)
+    if (differs(name, item) && !control.allow_data_change)
+      throw Error("--resume " + dir.string() + ": cannot change " + item +
+                  ": it moves the train/validation split; pass --allow-data-change to do it anyway");
   for (const char* name : kTrajectory)
     if (differs(name, item)) notes.push_back(item + ": the losses will differ from an uninterrupted run");
   // More --steps extends the run on the schedule it had: the learning rate finishes its decay
   // where it was going to, and stays at --min-lr after (nanoGPT's lr_decay_iters < max_iters).
   // Only --lr-decay-steps stretches the decay.
-  const bool given_steps = std::find(given.begin(), given.end(), "steps") != given.end();
-  const bool given_decay = std::find(given.begin(), given.end(), "lr-decay-steps") != given.end();
-  if (given_steps && !given_decay && merged.steps != saved.steps && saved.lr_decay_steps == 0) {
-    merged.lr_decay_steps = saved.steps;
-    notes.push_back("--steps " + std::to_string(merged.steps) + " (the run had " + std::to_string(saved.steps) +
-                    "): the learning rate keeps the run's schedule, decaying to --min-lr by step " +
-                    std::to_string(saved.steps) + "; pass --lr-decay-steps to decay over the longer run");
+  const int saved_steps = before.value("steps", run.steps), saved_decay = before.value("lr_decay_steps", 0);
+  if (control.was_given("steps") && !control.was_given("lr-decay-steps") && run.steps != saved_steps &&
+      saved_decay == 0) {
+    run.lr_decay_steps = saved_steps;
+    if (run.lr_schedule == LrShape::kCosine)
+      notes.push_back("--steps " + std::to_string(run.steps) + " (the run had " + std::to_string(saved_steps) +
+                       "): the learning rate keeps the run's schedule, decaying to --min-lr by step " +
+                       std::to_string(saved_steps) + "; pass --lr-decay-steps to decay over the longer run");
   }
-
   std::error_code ec;
-  if (std::find(given.begin(), given.end(), "out") != given.end() &&
-      fs::weakly_canonical(merged.out, ec) != fs::weakly_canonical(dir, ec))
-    throw Error("--out " + merged.out + " differs from the directory being resumed (" + dir.string() +
+  if (control.was_given("out") && fs::weakly_canonical(run.out, ec) != fs::weakly_canonical(dir, ec))
+    throw Error("--out " + run.out + " differs from the directory being resumed (" + dir.string() +
                 "); a resumed run continues in its own directory, so leave --out out");
-  merged.out = dir.string();
-  if (merged.steps < state.step)
-    throw Error("--steps " + std::to_string(merged.steps) + " is below the step of the checkpoint being resumed (" +
-                std::to_string(state.step) + ")");
-  return merged;
+  run.out = dir.string();
+  if (run.steps < saved_step)
+    throw Error("--steps " + std::to_string(run.steps) + " is below the step of the checkpoint being resumed (" +
+                std::to_string(saved_step) + ")");
 }
 
 fs::path resolve_resume_path(const fs::path& what, fs::path& dir) {

@@ -9,7 +9,7 @@
 
 #include "models/bow/bow_options.h"
 #include "train/run.h"
-#include "models/gpt/gpt_trainer.h"
+#include "train/run_control.h"
 
 namespace potop {
 
@@ -21,6 +21,6 @@ long document_frequencies(std::span<const int> tokens, int newline_id, int vocab
 // control: resume (a model directory of potop bow train or one of its state files), given (the
 // flags set on the command line, which override the checkpoint's on resume), force,
 // stop_requested; allow_data_change is honoured as in potop train.
-RunResult train_bow(const BowOptions& options, std::FILE* log = stderr, const TrainControl& control = {});
+RunResult train_bow(const BowOptions& options, std::FILE* log = stderr, const RunControl& control = {});
 
 }  // namespace potop

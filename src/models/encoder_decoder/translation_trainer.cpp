@@ -20,19 +20,15 @@
 #include "models/encoder_decoder/encoder_decoder.h"
 #include "report/translation_metrics.h"
 #include "tokenizer/train_tokenizer.h"
-#include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
-#include "train/memory_check.h"
-#include "train/resume.h"
-#include "train/schedule.h"
+#include "train/run_kit.h"
 
 namespace potop {
 
 std::vector<Field> translation_fields(TranslationOptions& o) {
   std::vector<Field> fields = {
       {"data", "TSV file of sentence pairs, one pair a line: FIRST<tab>SECOND", &o.data, false},
-      {"out", "model directory to write", &o.out, false},
       {"source", "language to translate from (one of --columns)", &o.source, false},
       {"target", "language to translate into (one of --columns)", &o.target, false},
       {"columns", "languages of the file's two columns, comma-separated", &o.columns, false},
@@ -43,30 +39,11 @@ std::vector<Field> translation_fields(TranslationOptions& o) {
       {"vocab-size", "subword tokens of the shared source/target BPE tokenizer", &o.vocab_size, true},
   };
   for (Field& f : encoder_decoder_fields(o.model)) fields.push_back(std::move(f));
-  const std::vector<Field> rest = {
-      {"batch-tokens", "padded tokens per batch (B x longest sentence), batches of similar lengths",
-       &o.batch_tokens, false},
-      {"steps", "optimizer steps", &o.steps, false},
-      {"lr-schedule", "noam (the paper's warm-up then 1/sqrt(step)) or cosine (potop's)",
-       choice(o.schedule, {{LrSchedule::kNoam, "noam"}, {LrSchedule::kCosine, "cosine"}}), false},
-      {"lr", "noam: factor on d^-0.5 min(step^-0.5, step warmup^-1.5); cosine: peak learning rate", &o.lr, false},
-      {"min-lr", "cosine: final learning rate", &o.min_lr, false},
-      {"warmup", "warm-up steps", &o.warmup, false},
-      {"beta1", "Adam beta1", &o.beta1, false},
-      {"beta2", "Adam beta2", &o.beta2, false},
-      {"eps", "Adam epsilon", &o.eps, false},
-      {"weight-decay", "decoupled weight decay (0: Adam, as the paper)", &o.weight_decay, false},
-      {"grad-clip", "clip the gradient norm to this (0: no clipping)", &o.grad_clip, false},
-      {"eval-interval", "evaluate dev loss and BLEU every this many steps", &o.eval_interval, false},
-      {"eval-sentences", "dev sentences translated (greedy) for BLEU and chrF at each evaluation",
-       &o.eval_sentences, false},
-      {"log-interval", "print progress every this many steps", &o.log_interval, false},
-      {"seed", "random seed (initialisation, batch order, dropout)", &o.seed, false},
-      {"threads", "threads (0: all cores)", &o.threads, false},
-      {"keep", "also keep a resumable step-<N>.safetensors every this many steps (0: none)", &o.keep, false},
-      {"skip-nonfinite", "skip steps whose loss or gradient norm is not finite", &o.skip_nonfinite, false},
-  };
-  fields.insert(fields.end(), rest.begin(), rest.end());
+  fields.push_back({"batch-tokens", "padded tokens per micro-batch (B x longest sentence), batches of similar lengths",
+                    &o.batch_tokens, false});
+  fields.push_back({"eval-sentences", "dev sentences translated (greedy) for BLEU and chrF at each evaluation",
+                    &o.eval_sentences, false});
+  for (Field& f : run_option_fields(o, {"batch-size", "eval-iters"})) fields.push_back(std::move(f));
   return fields;
 }
 
@@ -80,23 +57,15 @@ void validate(const TranslationOptions& o) {
     if (v <= 0) throw Error(std::string("--") + flag + " must be positive (got " + std::to_string(v) + ")");
   };
   if (o.data.empty()) throw Error("--data is required: a TSV file of sentence pairs");
-  positive(o.steps, "steps"), positive(o.batch_tokens, "batch-tokens"), positive(o.eval_interval, "eval-interval");
-  positive(o.log_interval, "log-interval"), positive(o.vocab_size, "vocab-size"), positive(o.warmup, "warmup");
+  validate(static_cast<const RunOptions&>(o));
+  positive(o.batch_tokens, "batch-tokens"), positive(o.vocab_size, "vocab-size");
   if (o.eval_sentences < 0) throw Error("--eval-sentences must be >= 0");
-  if (!(o.lr > 0 && std::isfinite(o.lr))) throw Error("--lr must be positive");
   if (o.batch_tokens < o.model.block_size)
     throw Error("--batch-tokens " + std::to_string(o.batch_tokens) + " is below --block-size " +
                 std::to_string(o.model.block_size) + ": the longest pair would not fit in a batch");
   EncoderDecoderConfig shape = o.model;
   shape.vocab_size = std::max(shape.vocab_size, 1);  // comes from the tokenizer, later
   shape.validate("model");
-}
-
-float learning_rate(const TranslationOptions& o, int step) {
-  if (o.schedule == LrSchedule::kCosine) return LRSchedule{o.lr, o.min_lr, o.warmup, o.steps}.at(step);
-  // The paper: lr = d^-0.5 · min(s^-0.5, s · warmup^-1.5), s = step + 1.
-  const double s = step + 1.0, w = o.warmup;
-  return static_cast<float>(o.lr / std::sqrt(double(o.model.n_embd)) * std::min(1.0 / std::sqrt(s), s * std::pow(w, -1.5)));
 }
 
 namespace {
@@ -136,55 +105,99 @@ std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, co
   return out;
 }
 
+
+// The source and target columns of --source and --target.
+Side sides(const TranslationOptions& o) {
+  const Side side{column_of(o, o.source, "source")};
+  if (column_of(o, o.target, "target") == side.source_column)
+    throw Error("--target " + o.target + ": the same column as --source " + o.source);
+  return side;
+}
+
+// One subword vocabulary for both languages, learned from both sides of the training pairs.
+std::unique_ptr<Tokenizer> shared_bpe(const TranslationOptions& o, const PairSplit& split) {
+  std::string text;
+  for (const SentencePair& p : split.train) text.append(p.first).append("\n").append(p.second).append("\n");
+  TokenizerTrainOptions t;
+  t.kind = TokenizerKind::kBpe, t.vocab_size = o.vocab_size;
+  return train_tokenizer(text, o.data, t);
+}
+
+std::string skipped_note(const TranslationOptions& o, const PairFile& file) {
+  std::string lines;
+  for (const std::string& n : file.notes) lines += (lines.empty() ? "" : ", ") + n;
+  return "note: " + o.data + ": " + std::to_string(file.skipped) + " bad lines skipped: " + lines +
+         (file.skipped > int(file.notes.size()) ? ", ..." : "") + " (--bad-lines error refuses such a file)";
+}
+
+// The dev sentences each evaluation translates (greedy) for BLEU and chrF, and their references.
+struct DevSentences {
+  std::vector<std::vector<int>> sources;
+  std::vector<std::string> references;
+};
+
+DevSentences dev_sentences_of(const TranslationOptions& o, const PairSplit& split, const Side& side,
+                              const Tokenizer& tokenizer) {
+  DevSentences d;
+  for (int i = 0; i < std::min<int>(o.eval_sentences, int(split.dev.size())); ++i) {
+    std::vector<int> src = tokenizer.encode(side.source(split.dev[i]), "source", Unknown::kReplace, nullptr);
+    src.push_back(kEosId);
+    if (int(src.size()) > o.model.block_size) src.resize(o.model.block_size);
+    d.sources.push_back(std::move(src));
+    d.references.push_back(side.target(split.dev[i]));
+  }
+  return d;
+}
+
+// A translation model's evaluation: the loss on every dev batch and on as many training batches
+// spread over the lengths, and the dev BLEU and chrF of greedy translations. nullopt when stopped.
+std::optional<Evaluation> evaluate_translation(BatchParallel& parallel, EncoderDecoder& model,
+                                               PairBatches& batches, PairBatches& dev_batches,
+                                               const DevSentences& dev, const Tokenizer& tokenizer,
+                                               const std::function<bool()>& stop) {
+  auto mean_loss = [&](PairBatches& from, int n) -> std::optional<float> {
+    int next = 0;
+    bool stopped = false;
+    const LossTotal loss = evaluate_loss(parallel, [&](Batch& b) {
+      if (next == n) return false;
+      if (stop()) return !(stopped = true);
+      from.fill_sorted(int(long(next++) * from.size() / n), b);
+      return true;
+    });
+    if (stopped) return std::nullopt;
+    return static_cast<float>(loss.mean());
+  };
+  const int n = std::min(dev_batches.size(), batches.size());
+  const std::optional<float> train_loss = mean_loss(batches, n);
+  const std::optional<float> dev_loss = train_loss ? mean_loss(dev_batches, dev_batches.size()) : std::nullopt;
+  if (!dev_loss) return std::nullopt;
+  Evaluation e{*train_loss, *dev_loss, {}};
+  const auto outs = translate_in_batches(model, dev.sources, DecodeOptions{}, kDefaultBatchSentences, stop);
+  if (!outs) return std::nullopt;
+  std::vector<std::string> hyps;
+  for (const std::vector<int>& out : *outs) hyps.push_back(tokenizer.decode(out));
+  if (!hyps.empty()) {
+    e.extra.push_back({"dev_bleu", corpus_bleu(hyps, dev.references).score});
+    e.extra.push_back({"dev_chrf", corpus_chrf(hyps, dev.references)});
+  }
+  return e;
+}
+
 }  // namespace
 
-RunResult train_translation(const TranslationOptions& requested, std::FILE* log, const TranslationControl& control) {
-  const bool resuming = !control.resume.empty();
-  TranslationOptions options = requested;
-  std::optional<SafetensorsFile> state_file;
-  TrainState state;
-  fs::path resume_dir;
-  if (resuming) {
-    state_file.emplace(resolve_resume_path(control.resume, resume_dir));
-    state = read_train_state(*state_file);
-    // The checkpoint's options, with the flags given now on top (the model's shape is checked below).
-    apply_json(translation_fields(options), state.options, state_file->path() + ": options", "option", control.given);
-    options.out = resume_dir.string();
-  }
+RunResult train_translation(const TranslationOptions& requested, std::FILE* log, const RunControl& control) {
+  RunKit kit(control, kEncoderDecoderKind, "potop translate train", log);
+  const TranslationOptions options = kit.resume(requested);
   validate(options);
-  apply_threads_flag(options.threads);
-  const fs::path out = options.out;
-  const Side side{column_of(options, options.source, "source")};
-  if (column_of(options, options.target, "target") == side.source_column)
-    throw Error("--target " + options.target + ": the same column as --source " + options.source);
-
+  const Side side = sides(options);
+  kit.start(options, {"train.tsv", "dev.tsv", "test.tsv"});
   // Data: pairs, the split (the same for both directions), the tokenizer.
   const PairFile file = read_pairs(options.data, options.bad_lines);
-  if (file.skipped > 0) {
-    std::string lines;
-    for (const std::string& n : file.notes) lines += (lines.empty() ? "" : ", ") + n;
-    std::fprintf(log, "note: %s: %d bad lines skipped: %s%s (--bad-lines error refuses such a file)\n",
-                 options.data.c_str(), file.skipped, lines.c_str(), file.skipped > int(file.notes.size()) ? ", ..." : "");
-  }
+  if (file.skipped > 0) std::fprintf(log, "%s\n", skipped_note(options, file).c_str());
   const uint64_t data_hash = fnv1a64(read_text_file(options.data));
-  if (resuming && data_hash != state.data_hash)
-    throw Error("--data " + options.data + ": differs from the pairs the run in " + out.string() + " was trained on");
+  kit.check_data(data_hash, options.data, "pairs");
   const PairSplit split = split_pairs(file.pairs, options.dev_size, options.test_size);
-  ensure_writable_directory(out);
-  if (!resuming && fs::exists(out / "config.json") && !control.force)
-    throw Error("--out " + out.string() + " already holds a model; continue it with --resume " + out.string() +
-                ", replace it with --force, or choose another --out");
-  std::unique_ptr<Tokenizer> tokenizer;
-  if (resuming) {
-    tokenizer = load_tokenizer_dir(out);
-    if (tokenizer->hash() != state.vocab_hash) throw Error(out.string() + ": its tokenizer does not match the checkpoint");
-  } else {
-    std::string text;  // both sides of the training pairs: one shared vocabulary
-    for (const SentencePair& p : split.train) text.append(p.first).append("\n").append(p.second).append("\n");
-    TokenizerTrainOptions t;
-    t.kind = TokenizerKind::kBpe, t.vocab_size = options.vocab_size;
-    tokenizer = train_tokenizer(text, options.data, t);
-  }
+  const std::unique_ptr<Tokenizer> tokenizer = kit.resuming() ? kit.resumed_tokenizer() : shared_bpe(options, split);
   int too_long_train = 0, too_long_dev = 0;
   const int block = options.model.block_size;
   const std::vector<EncodedPair> train = encode_pairs(split.train, side, *tokenizer, block, too_long_train);
@@ -194,32 +207,9 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   EncoderDecoderConfig config = options.model;
   config.vocab_size = tokenizer->size();
   config.validate("model");
-  if (resuming) {
-    EncoderDecoderConfig saved;
-    update_from_json(saved, state.config, state_file->path() + ": potop.config");
-    saved.dropout = config.dropout, saved.label_smoothing = config.label_smoothing;  // may change on resume
-    if (to_json(saved) != to_json(config))
-      throw Error(state_file->path() + ": its model config " + state.config.dump() + " does not match " +
-                  to_json(config).dump() + "; a resumed run keeps the model's shape");
-  }
-  const int threads = get_threads();
+  kit.check_config(config, encoder_decoder_fields);
   const BatchShape largest{std::max(1, options.batch_tokens / block), block, block};  // B·max(S, T) <= batch_tokens
-  MemoryPlan plan = BatchParallel::plan([&](const BatchShape& s) { return EncoderDecoder::plan(config, s); }, largest,
-                                        threads);
-  plan.lines.push_back({"Adam moments (m, v)", 2.0 * EncoderDecoder::parameter_layout(config).total_bytes()});
-  check_training_fits(plan, threads);
-  EncoderDecoder model(config);
-  if (!resuming) model.init_weights(options.seed);
-  BatchParallel parallel(model, threads);
-  parallel.zero_grad();
-  AdamW optimizer(model.parameters().layout(),
-                  {options.lr, options.beta1, options.beta2, options.eps, options.weight_decay});
-  const std::vector<TensorGroup> optimizer_state{{"adamw.m.", &optimizer.m()}, {"adamw.v.", &optimizer.v()}};
-  if (resuming) {
-    load_train_state_tensors(*state_file, model.parameters(), optimizer_state);
-    optimizer.set_steps_taken(state.adam_steps);
-    state_file.reset();
-  }
+  EncoderDecoder& model = kit.build<EncoderDecoder>(config, largest, [&](EncoderDecoder& m) { m.init_weights(options.seed); });
   PairBatches batches(train, options.batch_tokens, hash64(options.seed, 1));
   PairBatches dev_batches(dev.empty() ? train : dev, options.batch_tokens, 0);
 
@@ -232,87 +222,29 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   std::fprintf(log, "model: encoder-decoder, %d+%d layers, %d heads, %d wide, %s-LN, %s, %s positions: %zu parameters\n",
                config.n_layer, config.n_layer, config.n_head, config.n_embd, to_string(config.norm).c_str(),
                to_string(config.activation).c_str(), to_string(config.positions).c_str(), model.num_parameters());
-  std::fprintf(log, "threads: %d, GEMM: %s; memory: about %s\n", threads, blas_name(),
-               format_bytes(size_t(plan.total())).c_str());
-  if (resuming) std::fprintf(log, "resuming %s at step %d of %d\n", out.string().c_str(), state.step, options.steps);
-  if (!resuming) {
-    write_pairs(out / "train.tsv", split.train);
-    write_pairs(out / "dev.tsv", split.dev);
-    write_pairs(out / "test.tsv", split.test);
-    for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl", kResumeFile}) {
-      std::error_code ec;
-      fs::remove(out / name, ec);  // --force: the previous model's files go
-    }
-  }
-  save_translation_files(out, config, *tokenizer, options.source, options.target, to_json(options));
 
-  const ModelHeader header = encoder_decoder_header(config, *tokenizer);
-  const uint64_t dropout_seed = hash64(options.seed, 3);
-  const DecodeOptions greedy{};
-  RunJob job;
-  job.step = [&](int step) {
-    const StepSettings s{learning_rate(options, step), options.grad_clip, 1, dropout_seed, step};
-    return train_step(parallel, optimizer, s, [&] {
-      Batch b;
-      batches.fill(step, b);
-      return b;
-    });
+  ModelJob job;
+  job.next_batch = [&](long index) {  // batch k is a function of k alone
+    Batch b;
+    batches.fill(index, b);
+    return b;
   };
-  job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
-    // The loss on every dev batch, and on as many training batches spread over the lengths.
-    auto mean_loss = [&](PairBatches& from, int n) -> std::optional<float> {
-      int next = 0;
-      bool stopped = false;
-      const LossTotal loss = evaluate_loss(parallel, [&](Batch& b) {
-        if (next == n) return false;
-        if (stop()) return !(stopped = true);
-        from.fill_sorted(int(long(next++) * from.size() / n), b);
-        return true;
-      });
-      if (stopped) return std::nullopt;
-      return static_cast<float>(loss.mean());
-    };
-    const int n = std::min(dev_batches.size(), batches.size());
-    const std::optional<float> train_loss = mean_loss(batches, n);
-    const std::optional<float> dev_loss = train_loss ? mean_loss(dev_batches, dev_batches.size()) : std::nullopt;
-    if (!dev_loss) return std::nullopt;
-    Evaluation e{*train_loss, *dev_loss, {}};
-    std::vector<std::string> hyps, refs;
-    std::vector<std::vector<int>> sources;
-    for (int i = 0; i < std::min<int>(options.eval_sentences, int(split.dev.size())); ++i) {
-      std::vector<int> src = tokenizer->encode(side.source(split.dev[i]), "source", Unknown::kReplace, nullptr);
-      src.push_back(kEosId);
-      if (int(src.size()) > block) src.resize(block);
-      sources.push_back(std::move(src));
-      refs.push_back(side.target(split.dev[i]));
+  const DevSentences dev_sentences = dev_sentences_of(options, split, side, *tokenizer);
+  job.evaluate = [&](int, const std::function<bool()>& stop) {
+    return evaluate_translation(kit.parallel(), model, batches, dev_batches, dev_sentences, *tokenizer, stop);
+  };
+  job.tokens_per_batch = std::max<long>(1, batches.target_tokens() / batches.size()), job.d_model = config.n_embd;
+  job.batch_text = "about " + std::to_string(options.batch_tokens) + " padded tokens (--batch-tokens)";
+  job.sampler_state = [&] { return Rng(hash64(options.seed, 1)).state(); };  // unused: batches are indexed
+  job.write_model_files = [&](const nlohmann::json& saved) {
+    if (!kit.resuming()) {
+      write_pairs(fs::path(options.out) / "train.tsv", split.train);
+      write_pairs(fs::path(options.out) / "dev.tsv", split.dev);
+      write_pairs(fs::path(options.out) / "test.tsv", split.test);
     }
-    const auto outs = translate_in_batches(model, sources, greedy, kDefaultBatchSentences, stop);
-    if (!outs) return std::nullopt;
-    for (const std::vector<int>& out : *outs) hyps.push_back(tokenizer->decode(out));
-    if (!hyps.empty()) {
-      e.extra.push_back({"dev_bleu", corpus_bleu(hyps, refs).score});
-      e.extra.push_back({"dev_chrf", corpus_chrf(hyps, refs)});
-    }
-    return e;
+    save_translation_files(options.out, config, *tokenizer, options.source, options.target, saved);
   };
-  job.save_weights = [&](const fs::path& path, const Metadata& meta) {
-    save_weights(path, model.parameters(), header, meta);
-  };
-  job.save_state = [&](const fs::path& path, TrainState& s) {
-    s.adam_steps = optimizer.steps_taken();
-    s.sampler = Rng(hash64(options.seed, 1)).state();  // unused: batch k is a function of k alone
-    s.data_hash = data_hash, s.vocab_hash = tokenizer->hash();
-    s.options = to_json(options), s.config = to_json(config);
-    save_train_state(path, model.parameters(), header, optimizer_state, s);
-  };
-  job.stop_requested = control.stop_requested;
-  RunSettings settings;
-  settings.out = out, settings.steps = options.steps, settings.eval_interval = options.eval_interval;
-  settings.log_interval = options.log_interval, settings.keep = options.keep;
-  settings.skip_nonfinite = options.skip_nonfinite;
-  settings.tokens_per_step = std::max<long>(1, batches.target_tokens() / batches.size());
-  settings.command = "potop translate train";
-  return run_training(settings, job, state, resuming, log);
+  return kit.run(job, *tokenizer, to_json(config), to_json(options), data_hash);
 }
 
 }  // namespace potop

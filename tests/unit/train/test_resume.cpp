@@ -69,19 +69,19 @@ struct Quiet {
   ~Quiet() { std::fclose(f); }
 };
 
-TrainResult run(const TrainOptions& o, const TrainControl& c = {}) {
+TrainResult run(const TrainOptions& o, const RunControl& c = {}) {
   Quiet q;
   return train(o, q.f, c);
 }
 
-TrainControl stop_at(int step) {
-  TrainControl c;
+RunControl stop_at(int step) {
+  RunControl c;
   c.stop_requested = [step](int done) { return done == step; };
   return c;
 }
 
-TrainControl resume(const fs::path& what, std::vector<std::string> given = {}) {
-  TrainControl c;
+RunControl resume(const fs::path& what, std::vector<std::string> given = {}) {
+  RunControl c;
   c.resume = what.string();
   c.given = std::move(given);
   return c;
@@ -108,7 +108,7 @@ TEST_F(Resume, StoppedAndResumedRunMatchesAnUninterruptedOne) {
   const TrainState saved = read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile));
   EXPECT_EQ(saved.step, 13);
   EXPECT_EQ(saved.adam_steps, 13);
-  TrainControl second = resume(dir_ / "run");
+  RunControl second = resume(dir_ / "run");
   second.stop_requested = [](int done) { return done == 20; };
   EXPECT_TRUE(run(o, second).interrupted);
   const TrainResult last = run(o, resume(dir_ / "run"));
@@ -197,7 +197,7 @@ TEST_F(Resume, IncompatibleChangesAreRefusedNamingWhatDiffers) {
   msg = testing::error_message([&] { run(other, resume(dir_ / "run", {"data"})); });
   EXPECT_NE(msg.find("other.txt"), std::string::npos) << msg;
   EXPECT_NE(msg.find("--allow-data-change"), std::string::npos) << msg;
-  TrainControl allowed = resume(dir_ / "run", {"data"});
+  RunControl allowed = resume(dir_ / "run", {"data"});
   allowed.allow_data_change = true;
   allowed.stop_requested = [](int done) { return done == 14; };
   EXPECT_TRUE(run(other, allowed).interrupted);
@@ -247,7 +247,7 @@ TEST_F(Resume, NonFiniteLossStopsOrIsSkipped) {
   EXPECT_NE(msg.find("training stopped"), std::string::npos) << msg;
   EXPECT_NE(msg.find("resume.safetensors (step 0)"), std::string::npos) << msg;
   o.skip_nonfinite = true;
-  TrainControl again;
+  RunControl again;
   again.force = true;  // a new run in the same directory
   const TrainResult r = run(o, again);
   EXPECT_GT(r.nonfinite_skipped, 0);

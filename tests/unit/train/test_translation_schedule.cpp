@@ -13,20 +13,20 @@ TEST(TranslationSchedule, NoamIsThePapersFormula) {
   TranslationOptions o;
   o.model.n_embd = 512, o.warmup = 4000, o.lr = 1.0f;
   const double peak = std::pow(512.0, -0.5) * std::pow(4000.0, -0.5);  // 6.9877e-4
-  EXPECT_NEAR(learning_rate(o, 3999), peak, 1e-9);
-  EXPECT_NEAR(learning_rate(o, 0), std::pow(512.0, -0.5) * std::pow(4000.0, -1.5), 1e-12);
-  EXPECT_NEAR(learning_rate(o, 15999), std::pow(512.0, -0.5) / std::sqrt(16000.0), 1e-9);
-  EXPECT_LT(learning_rate(o, 1999), learning_rate(o, 3999));
-  EXPECT_LT(learning_rate(o, 7999), learning_rate(o, 3999));
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(3999), peak, 1e-9);
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(0), std::pow(512.0, -0.5) * std::pow(4000.0, -1.5), 1e-12);
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(15999), std::pow(512.0, -0.5) / std::sqrt(16000.0), 1e-9);
+  EXPECT_LT(o.schedule(o.model.n_embd).at(1999), o.schedule(o.model.n_embd).at(3999));
+  EXPECT_LT(o.schedule(o.model.n_embd).at(7999), o.schedule(o.model.n_embd).at(3999));
   o.lr = 2.0f;
-  EXPECT_NEAR(learning_rate(o, 3999), 2 * peak, 1e-9);
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(3999), 2 * peak, 1e-9);
 }
 
 TEST(TranslationSchedule, CosineIsPotops) {
   TranslationOptions o;
-  o.schedule = LrSchedule::kCosine, o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 10, o.steps = 100;
-  EXPECT_NEAR(learning_rate(o, 9), 1e-3 * 10 / 11, 1e-9);
-  EXPECT_NEAR(learning_rate(o, 100), 1e-4, 1e-9);
+  o.lr_schedule = LrShape::kCosine, o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 10, o.steps = 100;
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(9), 1e-3 * 10 / 11, 1e-9);
+  EXPECT_NEAR(o.schedule(o.model.n_embd).at(100), 1e-4, 1e-9);
 }
 
 }  // namespace
