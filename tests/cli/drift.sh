@@ -73,7 +73,7 @@ force)
     fresh "$trainer" "$trainer" --steps 3 --eval-interval 3 --force
     stale=$(cd "$trainer" && ls step-*.safetensors 2>/dev/null || true)
     [ -z "$stale" ] && ok "$trainer: --force removed the old run's snapshots" \
-      || fail "$trainer: --force left the old run's snapshots: $(echo $stale)"
+      || fail "$trainer: --force left the old run's snapshots: ${stale//$'\n'/ }"
     [ "$(count_records "$trainer")" = 3 ] && ok "$trainer: --force started over (3 records)" \
       || fail "$trainer: --force kept the old records: $(count_records "$trainer") train records"
   done
