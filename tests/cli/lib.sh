@@ -42,9 +42,46 @@ make_corpus() {  # make_corpus <file> <words>
   printf '%s' "$out" >"$1"
 }
 
+# n sentence pairs "w1 w2 w3<TAB>w1 w2 w3" of 3 to 5 words from 8 (a copy task a small
+# encoder-decoder learns), deterministic.
+make_pairs() {  # make_pairs <file> <pairs>
+  local words=(kot pies dom las rzeka góra morze niebo)
+  local i k n seed=11 fwd
+  : >"$1"
+  for ((i = 0; i < $2; i++)); do
+    seed=$(((seed * 1103515245 + 12345) % 2147483648))
+    n=$((3 + (seed >> 8) % 3))
+    fwd=()
+    for ((k = 0; k < n; k++)); do
+      seed=$(((seed * 1103515245 + 12345) % 2147483648))
+      fwd+=("${words[$(((seed >> 8) % 8))]}")
+    done
+    printf '%s\t%s\n' "${fwd[*]}" "${fwd[*]}" >>"$1"
+  done
+}
+
 # Options of a small, fast model; single-threaded so runs are bit-identical and CPU-cheap.
 TINY=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 1
       --threads 1 --dropout 0.1)
+
+# A small, fast bag-of-words LM and encoder-decoder, single-threaded like TINY.
+TINY_BOW=(--dim 16 --block-size 12 --batch-size 8 --eval-iters 2 --log-interval 1 --threads 1 --min-count 2
+          --attention dot)
+TINY_TRANSLATE=(--columns a,b --source a --target b --vocab-size 280 --n-layer 1 --n-head 2 --n-embd 16
+                --block-size 12 --batch-tokens 96 --eval-sentences 4 --dev-size 10 --test-size 10
+                --log-interval 1 --threads 1)
+
+# The command line of a trainer's tiny run, so that one check covers every trainer: TRAIN (its
+# subcommand, data and model options; the data is text.txt from make_corpus or pairs.tsv from
+# make_pairs) and SUBCOMMAND (the subcommand alone, for --resume).
+tiny_run() {  # tiny_run <gpt|bow|translate>
+  case $1 in
+    gpt) SUBCOMMAND=(train); TRAIN=(train --data text.txt "${TINY[@]}") ;;
+    bow) SUBCOMMAND=(bow train); TRAIN=(bow train --data text.txt "${TINY_BOW[@]}") ;;
+    translate) SUBCOMMAND=(translate train); TRAIN=(translate train --data pairs.tsv "${TINY_TRANSLATE[@]}") ;;
+    *) echo "tiny_run: unknown trainer $1" >&2; exit 2 ;;
+  esac
+}
 
 # The metrics records without their timings, one per line, for comparing runs.
 losses() {  # losses <model dir>

@@ -7,6 +7,8 @@
 #   mpi.sh <potop> <mpirun> hang      a rank stopped (SIGSTOP) mid-run: --mpi-timeout ends the run
 #   mpi.sh <potop> <mpirun> overlap   gradients sent during backward, in one or many buckets, or after
 #                                     it: bit-identical
+#   mpi.sh <potop> <mpirun> bow_equal        equal for potop bow train (and rank 0 alone writes)
+#   mpi.sh <potop> <mpirun> translate_equal  equal for potop translate train (and rank 0 alone writes)
 POTOP=$1
 MPIRUN=$2
 GROUP=$3
@@ -24,26 +26,24 @@ make_corpus text.txt 1500
 MODEL=("${TINY[@]}" --eval-interval 3)
 ARGS=(--data text.txt "${MODEL[@]}")
 
-# Checks that a run wrote every checkpoint file and that a potop command loads them.
-loads() {  # loads <dir> <what>
-  "$POTOP" sample --model "$1" --tokens 5 --seed 1 >/dev/null 2>sample.err \
-    && ok "$2: $1 loads (potop sample)" || fail "$2: potop sample cannot load $1: $(cat sample.err)"
+# Checks that a potop command loads a run's model: sample for a GPT, eval for the others.
+loads() {  # loads <dir> <what> [gpt|bow|translate]
+  local load
+  case ${3:-gpt} in
+    gpt) load=(sample --model "$1" --tokens 5 --seed 1) ;;
+    bow) load=(bow eval --model "$1" --data text.txt) ;;
+    translate) load=(translate eval --model "$1" --data "$1/test.tsv") ;;
+  esac
+  "$POTOP" "${load[@]}" >/dev/null 2>load.err \
+    && ok "$2: $1 loads (potop ${load[0]})" || fail "$2: potop ${load[0]} cannot load $1: $(cat load.err)"
 }
 
-case "$GROUP" in
-equal)
-  # One process with --grad-accum 2 and two ranks with 1 each: the same global batch of 16 rows.
-  "$POTOP" train "${ARGS[@]}" --steps 8 --grad-accum 2 --out one 2>one.log || fail "one process: $(tail -n 3 one.log)"
-  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 8 --out two 2>two.log >two.out \
-    || fail "2 ranks: $(tail -n 5 two.log)"
-  grep -q 'ranks: 2 (.*); global batch 16 rows (--batch-size 8 x --grad-accum 1 x 2 ranks)' two.log \
-    && ok "the global batch is printed: $(grep '^ranks:' two.log)" || fail "no global batch line in: $(cat two.log)"
-  [ "$(grep -c '^eval step' two.log)" = 4 ] && ok "only rank 0 prints" || fail "expected 4 eval lines: $(cat two.log)"
-  # The same batches, dropout masks and weights of each micro-batch; the float rounding of the
-  # gradient sum differs (one process adds micro-batch 2 into micro-batch 1's gradients kernel by
-  # kernel, the ranks add two finished sums), so: equal within 1e-6 relative (docs/distributed.md).
-  same_run() {  # same_run <dir> <dir>: metrics and final weights within 1e-6 relative
-    /usr/bin/python3 - "$1" "$2" <<'PY'
+# 2 ranks against one process with --grad-accum 2: the same batches, dropout masks and weights of
+# each micro-batch; the float rounding of the gradient sum differs (one process adds micro-batch 2
+# into micro-batch 1's gradients kernel by kernel, the ranks add two finished sums), so: equal
+# within 1e-6 relative (docs/distributed.md).
+same_run() {  # same_run <dir> <dir>: metrics and final weights within 1e-6 relative
+  /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, struct, sys
 import numpy as np
 a_dir, b_dir = sys.argv[1], sys.argv[2]
@@ -75,7 +75,38 @@ worst_w = max(float(np.linalg.norm(wa - wb) / np.linalg.norm(wa)), float(np.abs(
 print(f"{len(a)} records, largest relative difference {worst:.1e}; weights {worst_w:.1e} (relative, all weights)")
 sys.exit(0 if worst <= 1e-6 and worst_w <= 1e-6 else 1)
 PY
-  }
+}
+
+# The equal group's check for another trainer (tiny_run): 2 ranks = one process with
+# --grad-accum 2, and rank 0 alone wrote the run: one record per step (same_run counts them), one
+# set of printed evaluations, every file of a run, no temporary file, and the model loads.
+ranks_equal_accum() {  # ranks_equal_accum <bow|translate>
+  local trainer=$1 f
+  tiny_run "$trainer"
+  "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --grad-accum 2 --out one 2>one.log \
+    || fail "$trainer, one process with --grad-accum 2: $(tail -n 3 one.log)"
+  timeout 120 "${MPI[@]}" -np 2 "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --out two 2>two.log >two.out \
+    || fail "$trainer, 2 ranks: $(tail -n 5 two.log)"
+  if out=$(same_run one two 2>&1); then ok "$trainer: 2 ranks = one process x --grad-accum 2: $out"
+  else fail "$trainer: 2 ranks differ from one process with --grad-accum 2: $out"; fi
+  [ "$(grep -c '^eval step' two.log)" = 3 ] && ok "$trainer: only rank 0 prints" \
+    || fail "$trainer: expected 3 eval lines (steps 0, 4, 8): $(grep '^eval step' two.log)"
+  for f in config.json metrics.jsonl latest.safetensors best.safetensors resume.safetensors; do
+    [ -s "two/$f" ] || fail "$trainer: 2 ranks wrote no $f: $(ls two)"
+  done
+  [ -z "$(ls two | grep '\.tmp-' || true)" ] && ok "$trainer: no temporary files" || fail "$trainer: temporary files left: $(ls two)"
+  loads two "$trainer, 2 ranks" "$trainer"
+}
+
+case "$GROUP" in
+equal)
+  # One process with --grad-accum 2 and two ranks with 1 each: the same global batch of 16 rows.
+  "$POTOP" train "${ARGS[@]}" --steps 8 --grad-accum 2 --out one 2>one.log || fail "one process: $(tail -n 3 one.log)"
+  "${MPI[@]}" -np 2 "$POTOP" train "${ARGS[@]}" --steps 8 --out two 2>two.log >two.out \
+    || fail "2 ranks: $(tail -n 5 two.log)"
+  grep -q 'ranks: 2 (.*); global batch 16 rows (--batch-size 8 x --grad-accum 1 x 2 ranks)' two.log \
+    && ok "the global batch is printed: $(grep '^ranks:' two.log)" || fail "no global batch line in: $(cat two.log)"
+  [ "$(grep -c '^eval step' two.log)" = 4 ] && ok "only rank 0 prints" || fail "expected 4 eval lines: $(cat two.log)"
   if out=$(same_run one two 2>&1); then ok "2 ranks = one process x --grad-accum 2: $out"
   else fail "2 ranks differ from one process with --grad-accum 2: $out"; fi
   diff <(grep -o '"loss":[^,]*' one/metrics.jsonl) <(grep -o '"loss":[^,]*' two/metrics.jsonl) >/dev/null \
@@ -256,6 +287,8 @@ kill)
   "$POTOP" train --resume run --steps $(( ${at#*:} + 5 )) 2>resume.log && ok "one process resumes the run (last record $at)" \
     || fail "resume after the kill failed: $(tail -n 3 resume.log)"
   ;;
+bow_equal) ranks_equal_accum bow ;;
+translate_equal) make_pairs pairs.tsv 300; ranks_equal_accum translate ;;
 *) echo "unknown group $GROUP" >&2; exit 2 ;;
 esac
 finish
