@@ -1,7 +1,5 @@
 // `potop prepare`: tokenize a corpus once into a data directory of binary shards that training
 // memory-maps (docs/data.md).
-#include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -15,17 +13,12 @@
 #include "core/hash.h"
 #include "core/threads.h"
 #include "data/prepare.h"
-#include "train/progress.h"
+#include "core/progress_line.h"
 
 namespace potop::cli {
 
 namespace {
 
-volatile sig_atomic_t g_prepare_stop = 0;
-
-// The first SIGINT or SIGTERM stops after the round under way and removes what was written;
-// a second one ends the process at once (core/stop_signals.h).
-extern "C" void on_prepare_stop(int signo) { g_prepare_stop = signo; }
 
 
 std::string megabytes(double bytes) {
@@ -46,9 +39,9 @@ std::string millions(double n) {
 // first pass, when prepare builds a char tokenizer, is "vocabulary ..."): on a terminal the line
 // rewrites itself, like potop train's; otherwise (a log) one line every 5 s. Each pass has its
 // own rate and ETA.
-class ProgressLine {
+class PassProgress {
  public:
-  explicit ProgressLine(std::FILE* out) : out_(out), tty_(isatty(fileno(out))), start_(Clock::now()) {}
+  explicit PassProgress(std::FILE* out) : line_(out), start_(Clock::now()) {}
 
   void update(const PrepareProgress& p, bool last = false) {
     const auto now = Clock::now();
@@ -56,18 +49,14 @@ class ProgressLine {
       if (!phase_.empty()) print(previous_, true, now);
       finish();
       phase_ = p.phase;
-      phase_start_ = last_ = now;
+      phase_start_ = now;
     }
     previous_ = p;
     previous_.phase = phase_.c_str();
-    if (!last && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.25 : 5.0)) return;
-    last_ = now;
+    if (!last && !line_.due(0.25, 5.0)) return;
     print(p, last, now);
   }
-  void finish() {
-    if (open_) std::fputc('\n', out_);
-    open_ = false;
-  }
+  void finish() { line_.finish(); }
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
  private:
@@ -80,20 +69,19 @@ class ProgressLine {
     const int percent = p.bytes_total ? static_cast<int>(100.0 * static_cast<double>(std::min(p.bytes_done, p.bytes_total)) /
                                                          static_cast<double>(p.bytes_total))
                                       : 100;
-    std::fprintf(out_, "%s%s %s/%s (%d%%) | %.1f MB/s | %s tokens | file %zu/%zu | %s %s%s", tty_ ? "\r\033[K" : "",
-                 p.phase, megabytes(static_cast<double>(p.bytes_done)).c_str(),
-                 megabytes(static_cast<double>(p.bytes_total)).c_str(), percent, rate / 1e6,
-                 millions(static_cast<double>(p.tokens)).c_str(), p.files_done, p.files_total, last ? "took" : "ETA",
-                 Progress::format_duration(last ? elapsed : rate > 0 ? left / rate : 0).c_str(), tty_ ? "" : "\n");
-    std::fflush(out_);
-    open_ = tty_;
+    char text[256];
+    std::snprintf(text, sizeof text, "%s %s/%s (%d%%) | %.1f MB/s | %s tokens | file %zu/%zu | %s %s", p.phase,
+                  megabytes(static_cast<double>(p.bytes_done)).c_str(),
+                  megabytes(static_cast<double>(p.bytes_total)).c_str(), percent, rate / 1e6,
+                  millions(static_cast<double>(p.tokens)).c_str(), p.files_done, p.files_total, last ? "took" : "ETA",
+                  ProgressLine::format_duration(last ? elapsed : rate > 0 ? left / rate : 0).c_str());
+    line_.show(text);
   }
 
-  std::FILE* out_;
-  bool tty_, open_ = false;
+  ProgressLine line_;
   std::string phase_;
   PrepareProgress previous_;  // the last update of the pass under way
-  Clock::time_point start_, phase_start_, last_;
+  Clock::time_point start_, phase_start_;
 };
 
 struct PrepareArgs {
@@ -134,10 +122,12 @@ Run add_prepare(CLI::App& app) {
     o.out = a->out;
     apply_threads_flag(a->threads);
     const std::unique_ptr<Tokenizer> tokenizer = a->tokenizer.empty() ? nullptr : load_tokenizer_dir(a->tokenizer);
-    install_stop_handlers(on_prepare_stop);
+    // The first SIGINT or SIGTERM stops after the round under way and removes what was written;
+    // a second one ends the process at once (core/stop_signals.h).
+    stop_on_signal();
     // A file-size limit (ulimit -f) makes a write fail with a message instead of killing us.
     signal(SIGXFSZ, SIG_IGN);
-    ProgressLine line(stderr);
+    PassProgress line(stderr);
     PrepareProgress last;
     const PrepareResult r = prepare_data(
         o, tokenizer.get(),
@@ -145,7 +135,7 @@ Run add_prepare(CLI::App& app) {
           last = p;
           line.update(p);
         },
-        [] { return g_prepare_stop != 0; });
+        [] { return stop_signal_received() != 0; });
     line.update(last, /*last=*/true);
     line.finish();
     const double seconds = line.seconds();

@@ -19,8 +19,6 @@ namespace potop::cli {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
-void on_stop_signal(int signal) { g_stop_signal = signal; }
 
 struct ServeArgs {
   ModelArgs model;
@@ -91,10 +89,10 @@ Run add_serve(CLI::App& app) {
 
     serve::Server server(m, o);
     std::signal(SIGPIPE, SIG_IGN);  // a client that left is a failed write, never the end of the server
-    install_stop_handlers(on_stop_signal);
+    stop_on_signal();
     std::atomic<bool> done{false};
     std::thread watcher([&] {
-      while (!done && !g_stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      while (!done && !stop_signal_received()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
       server.stop();
     });
     try {
@@ -109,7 +107,7 @@ Run add_serve(CLI::App& app) {
     }
     done = true;
     watcher.join();
-    if (g_stop_signal) std::fprintf(stderr, "serve: stopped by signal %d\n", static_cast<int>(g_stop_signal));
+    if (const int signo = stop_signal_received()) std::fprintf(stderr, "serve: stopped by signal %d\n", signo);
     return 0;
   };
 }

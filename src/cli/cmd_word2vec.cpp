@@ -1,13 +1,11 @@
 // potop word2vec train|split|similar|analogy|evaluate: word vectors (src/word2vec/) and the
 // questions asked of them. docs/word2vec.md has the commands and the comparison with gensim
 // and fastText.
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -25,8 +23,6 @@
 namespace potop::cli {
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
-void on_stop_signal(int) { g_stop = 1; }
 
 struct Word2VecArgs {
   std::string data, out, vectors, word, analogies;
@@ -80,22 +76,24 @@ int run_train(const Word2VecArgs& a) {
                          {"min_count", a.corpus.min_count}, {"split", split_name(a.corpus.split)},
                          {"lowercase", a.corpus.lowercase}, {"data", a.data}};
   MetricsLog metrics((out / "metrics.jsonl").string());
-  const bool tty = isatty(fileno(stderr));
-  install_stop_handlers(on_stop_signal);
+  ProgressLine line(stderr);
+  stop_on_signal();
   Word2VecProgress last;
   auto progress = [&](const Word2VecProgress& p) {
     last = p;
     const double rate = p.seconds > 0 ? static_cast<double>(p.words_done) / p.seconds : 0;
     const double eta = rate > 0 ? static_cast<double>(p.words_total - p.words_done) / rate : 0;
-    std::fprintf(stderr, "%swords %lld/%lld (%.1f%%) | alpha %.6f | %.0f words/s | ETA %s%s",
-                 tty ? "\r" : "", static_cast<long long>(p.words_done), static_cast<long long>(p.words_total),
-                 100.0 * static_cast<double>(p.words_done) / static_cast<double>(p.words_total), p.alpha, rate,
-                 Progress::format_duration(eta).c_str(), tty ? "   " : "\n");
+    char text[192];
+    std::snprintf(text, sizeof text, "words %lld/%lld (%.1f%%) | alpha %.6f | %.0f words/s | ETA %s",
+                  static_cast<long long>(p.words_done), static_cast<long long>(p.words_total),
+                  100.0 * static_cast<double>(p.words_done) / static_cast<double>(p.words_total), p.alpha, rate,
+                  ProgressLine::format_duration(eta).c_str());
+    line.show(text);
     metrics.write({{"words", p.words_done}, {"words_total", p.words_total}, {"alpha", p.alpha},
                    {"words_per_s", rate}, {"seconds", p.seconds}});
   };
-  const WordVectors vectors = train_word2vec(vocab, corpus, a.train, progress, [] { return g_stop != 0; });
-  if (tty) std::fprintf(stderr, "\n");
+  const WordVectors vectors = train_word2vec(vocab, corpus, a.train, progress, [] { return stop_signal_received() != 0; });
+  line.finish();
   const bool stopped = last.words_done < last.words_total;
   const double words_per_s = last.seconds > 0 ? static_cast<double>(last.words_done) / last.seconds : 0;
   options["words_per_s"] = words_per_s;

@@ -31,8 +31,9 @@ void collect_given(const CLI::App* cmd, TrainFlags& flags, const std::vector<Fie
 int run_train_command(TrainFlags& flags, const std::string& out,
                       const std::function<RunResult(std::FILE* log, const RunControl& control)>& train) {
   RunControl& control = flags.control;
-  install_training_stop_handlers();
-  control.stop_requested = [](int) { return training_stop_requested(); };
+  stop_on_signal("\npotop: stopping: finishing this step (or dropping the evaluation under way) and saving a "
+                 "checkpoint; again to quit at once\n");
+  control.stop_requested = [](int) { return stop_signal_received() != 0; };
   // Under mpirun this process is one rank of the run (docs/distributed.md); MPI is started only
   // then, and ends when `comm` does.
   const std::unique_ptr<Communicator> comm = make_communicator();

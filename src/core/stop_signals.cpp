@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 namespace potop {
@@ -13,7 +14,8 @@ namespace {
 
 std::atomic<void (*)(int)> g_callback{nullptr};
 std::atomic<bool> g_callback_installed{false};
-volatile sig_atomic_t g_training_stop = 0;
+volatile sig_atomic_t g_stop_signal = 0;
+const char* g_stop_note = nullptr;
 bool g_ignored_at_start[NSIG] = {};
 
 sigset_t stop_signals() {
@@ -58,10 +60,11 @@ void listen() {
   }
 }
 
-extern "C" void on_training_stop_signal(int signo) {
-  g_training_stop = signo;
-  static const char msg[] = "\npotop: stopping: finishing this step (or dropping the evaluation under way) and saving a checkpoint; again to quit at once\n";
-  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+extern "C" void record_stop_signal(int signo) {
+  g_stop_signal = signo;
+  if (const char* note = g_stop_note) {
+    [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, note, std::strlen(note));
+  }
 }
 
 }  // namespace
@@ -86,8 +89,11 @@ void install_stop_handlers(void (*callback)(int)) {
   g_callback = callback;
 }
 
-void install_training_stop_handlers() { install_stop_handlers(on_training_stop_signal); }
+void stop_on_signal(const char* note) {
+  g_stop_note = note;
+  install_stop_handlers(record_stop_signal);
+}
 
-bool training_stop_requested() { return g_training_stop != 0; }
+int stop_signal_received() { return g_stop_signal; }
 
 }  // namespace potop

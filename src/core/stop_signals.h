@@ -23,10 +23,11 @@ void start_signal_listener();
 // throw; it usually sets a flag that the command polls.
 void install_stop_handlers(void (*callback)(int));
 
-// What the training commands (potop train, potop bow train) install: the first SIGINT or
-// SIGTERM asks the trainer to finish its step, checkpoint and exit 0 (training_stop_requested()
-// turns true); a second one ends the process at once (the last checkpoint stays intact).
-void install_training_stop_handlers();
-bool training_stop_requested();
+// What every long command (train, prepare, word2vec, serve) installs: the first SIGINT or SIGTERM
+// is recorded (stop_signal_received() turns to its number) and `note`, when given, is printed on
+// stderr; the command finishes what is under way and exits cleanly. A second one ends the process
+// at once (a training run's last checkpoint stays intact).
+void stop_on_signal(const char* note = nullptr);
+int stop_signal_received();
 
 }  // namespace potop

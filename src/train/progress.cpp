@@ -1,24 +1,13 @@
 #include "train/progress.h"
 
-#include <unistd.h>
-
 #include "core/error.h"
 
 namespace potop {
 
 Progress::Progress(int total_steps, std::FILE* out)
-    : total_(total_steps), out_(out), tty_(isatty(fileno(out))), start_(Clock::now()), window_start_(start_) {}
+    : total_(total_steps), line_(out), start_(Clock::now()), window_start_(start_) {}
 
 double Progress::elapsed_seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
-std::string Progress::format_duration(double s) {
-  char buf[32];
-  const long t = static_cast<long>(s + 0.5);
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
-  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%lds", t);
-  return buf;
-}
 
 void Progress::update(int step, float loss, float lr, long tokens) {
   window_tokens_ += tokens;
@@ -26,24 +15,21 @@ void Progress::update(int step, float loss, float lr, long tokens) {
   const auto now = Clock::now();
   const double window = std::chrono::duration<double>(now - window_start_).count();
   // Refresh the rate twice a second; a terminal sees every step, a log file a line every 5 s.
-  if (window < (tty_ ? 0.5 : 5.0) && step != total_) {
-    if (!tty_) return;
+  if (window < (line_.tty() ? 0.5 : 5.0) && step != total_) {
+    if (!line_.tty()) return;
   } else {
     tokens_per_s_ = window_tokens_ / window;
     seconds_per_step_ = window / window_steps_;
     window_start_ = now, window_tokens_ = 0, window_steps_ = 0;
   }
   const double eta = seconds_per_step_ * (total_ - step);
-  std::fprintf(out_, "%sstep %d/%d | loss %.4f | lr %.2e | %.0f tok/s | ETA %s%s", tty_ ? "\r\033[K" : "", step,
-               total_, loss, lr, tokens_per_s_, format_duration(eta).c_str(), tty_ ? "" : "\n");
-  std::fflush(out_);
-  line_open_ = tty_;
+  char text[160];
+  std::snprintf(text, sizeof text, "step %d/%d | loss %.4f | lr %.2e | %.0f tok/s | ETA %s", step, total_, loss, lr,
+                tokens_per_s_, format_duration(eta).c_str());
+  line_.show(text);
 }
 
-void Progress::finish_line() {
-  if (line_open_) std::fputc('\n', out_);
-  line_open_ = false;
-}
+void Progress::finish_line() { line_.finish(); }
 
 MetricsLog::MetricsLog(const std::string& path) : path_(path), out_(path, std::ios::app) {
   if (!out_) throw Error(path + ": cannot open the metrics log for writing");

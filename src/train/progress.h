@@ -1,5 +1,6 @@
 // The live progress line and the metrics log.
 #pragma once
+#include "core/progress_line.h"
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -8,8 +9,7 @@
 
 namespace potop {
 
-// "step 120/2000 | loss 2.3456 | lr 1.00e-03 | 21345 tok/s | ETA 1m32s". On a terminal the
-// line rewrites itself in place; otherwise (a log file, CI) each update is its own line.
+// "step 120/2000 | loss 2.3456 | lr 1.00e-03 | 21345 tok/s | ETA 1m32s" (core/progress_line.h).
 class Progress {
  public:
   Progress(int total_steps, std::FILE* out = stderr);
@@ -20,14 +20,12 @@ class Progress {
   double tokens_per_second() const { return tokens_per_s_; }
   double elapsed_seconds() const;
 
-  static std::string format_duration(double seconds);  // "1h02m", "3m05s", "42s"
+  static std::string format_duration(double seconds) { return ProgressLine::format_duration(seconds); }
 
  private:
   using Clock = std::chrono::steady_clock;
   int total_;
-  std::FILE* out_;
-  bool tty_;
-  bool line_open_ = false;
+  ProgressLine line_;
   Clock::time_point start_, window_start_;
   long window_tokens_ = 0;
   int window_steps_ = 0;
