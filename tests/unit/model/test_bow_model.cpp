@@ -125,7 +125,7 @@ TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
     losses.push_back(model.forward(Batch{{kB, kT}, d.tokens.data(), d.targets.data()}, Pass{}));
     model.backward(1.0f);
   }
-  const auto dir = testing::temp_dir("torch_bow_model");
+  const testing::TempDir dir("torch_bow_model");
   write_safetensors(dir / "inputs.safetensors", entries, {{"potop.bow", cases.dump()}});
   const int rc = testing::run_python("tests/torch/bow_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
@@ -152,7 +152,6 @@ TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
     report.check();
   }
   EXPECT_EQ(ref.names().size(), compared) << "the reference returned tensors potop did not compare";
-  std::filesystem::remove_all(dir);
 }
 
 TEST(BowIdf, DocumentFrequenciesCountLinesOnce) {

@@ -145,7 +145,7 @@ TEST(Layers, StacksMatchPyTorch) {
     randomise(s, 11);
     s.forward();
   }
-  const auto dir = testing::temp_dir("layers_torch");
+  const testing::TempDir dir("layers_torch");
   std::vector<std::string> args;
   for (auto& sp : stacks) {
     Stack& s = *sp;
@@ -185,7 +185,6 @@ TEST(Layers, StacksMatchPyTorch) {
       grads.add("grad." + spec.name, {s.params.grads().at(spec), spec.numel}, ref.f32("grad." + spec.name));
     grads.check();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Layers, StackGradientsMatchFiniteDifferences) {
