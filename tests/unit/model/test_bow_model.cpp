@@ -100,7 +100,7 @@ TEST_P(BowModel, ReplicasGiveTheModelsLossAndGradients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, BowModel, ::testing::ValuesIn(kKinds),
-                         [](const ::testing::TestParamInfo<BowAttention>& info) { return to_string(info.param); });
+                         [](const ::testing::TestParamInfo<BowAttention>& param_info) { return to_string(param_info.param); });
 
 TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
   nlohmann::json cases = nlohmann::json::object();

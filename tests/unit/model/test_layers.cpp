@@ -40,7 +40,7 @@ struct StackCase {
 
 // A stack built the way a model builds it, with its own parameters and buffers.
 struct Stack {
-  explicit Stack(const StackCase& c) : c(c) {
+  explicit Stack(const StackCase& stack_case) : c(stack_case) {
     stack = std::make_unique<ResidualStack>(b, c.norm, c.C);
     auto attention = [&](const std::string& prefix, bool causal, bool cross) {
       return std::make_unique<AttentionLayer>(b, prefix, AttentionConfig{c.C, c.H, true, causal, cross, 0.02});
