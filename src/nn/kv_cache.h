@@ -9,10 +9,11 @@
 namespace potop {
 
 struct KVCache {
-  // `slots` attention layers, `block_size` positions, `width` = n_head · head_size floats each.
-  KVCache(int slots, int block_size, int width)
-      : block_size(block_size),
-        width(width),
+  // `slots` attention layers, each of `positions` positions (the block size) of `floats` =
+  // n_head · head_size floats.
+  KVCache(int slots, int positions, int floats)
+      : block_size(positions),
+        width(floats),
         k(static_cast<size_t>(slots) * block_size * width),
         v(static_cast<size_t>(slots) * block_size * width) {}
 
@@ -31,7 +32,8 @@ struct KVCache {
 // every hypothesis of that sentence at every step.
 struct MemoryKV {
   MemoryKV() = default;
-  MemoryKV(int slots, int S, int width) : S(S), width(width), kv(static_cast<size_t>(slots) * S * 2 * width) {}
+  MemoryKV(int slots, int positions, int floats)
+      : S(positions), width(floats), kv(static_cast<size_t>(slots) * S * 2 * width) {}
 
   float* slot(int s) { return kv.data() + static_cast<size_t>(s) * S * 2 * width; }
   const float* slot(int s) const { return kv.data() + static_cast<size_t>(s) * S * 2 * width; }

@@ -9,9 +9,9 @@
 
 namespace potop {
 
-LayerNormParams::LayerNormParams(LayerBuilder& b, const std::string& prefix, int n_embd, bool bias) {
+LayerNormParams::LayerNormParams(LayerBuilder& b, const std::string& prefix, int n_embd, bool with_bias) {
   weight = b.param(prefix + ".weight", {n_embd}, TensorInit::ones(), false);
-  if (bias) this->bias = b.param(prefix + ".bias", {n_embd}, TensorInit::zeros(), false);
+  if (with_bias) bias = b.param(prefix + ".bias", {n_embd}, TensorInit::zeros(), false);
 }
 
 ResidualStack::ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd) : placement_(norm), n_embd_(n_embd) {

@@ -22,7 +22,7 @@ namespace potop {
 
 // A LayerNorm's gain (init 1) and bias (init 0, absent without biases), neither decayed.
 struct LayerNormParams {
-  LayerNormParams(LayerBuilder& b, const std::string& prefix, int n_embd, bool bias);
+  LayerNormParams(LayerBuilder& b, const std::string& prefix, int n_embd, bool with_bias);
   ParamId weight = kNoParam, bias = kNoParam;
 };
 

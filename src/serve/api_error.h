@@ -10,8 +10,8 @@ namespace potop::serve {
 
 class ApiError : public std::runtime_error {
  public:
-  ApiError(int status, std::string type, std::string param, const std::string& message)
-      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)) {}
+  ApiError(int http_status, std::string error_type, std::string field, const std::string& message)
+      : std::runtime_error(message), status(http_status), type(std::move(error_type)), param(std::move(field)) {}
   // 400 invalid_request_error naming `param`.
   static ApiError invalid(std::string param, const std::string& message) {
     return ApiError(400, "invalid_request_error", std::move(param), message);

@@ -115,15 +115,16 @@ CompletionRequest parse_completion_request(std::string_view text, const Limits& 
       r.stop.push_back(v->get<std::string>());
     } else if (v->is_array()) {
       if (v->size() > 16) throw ApiError::invalid("stop", "stop may hold at most 16 strings (got " + std::to_string(v->size()) + ")");
-      for (const json& s : *v) {
-        if (!s.is_string()) throw ApiError::invalid("stop", "stop must be a string or an array of strings (an element is " + type_name(s) + ")");
-        r.stop.push_back(s.get<std::string>());
+      for (const json& element : *v) {
+        if (!element.is_string())
+          throw ApiError::invalid("stop", "stop must be a string or an array of strings (an element is " + type_name(element) + ")");
+        r.stop.push_back(element.get<std::string>());
       }
     } else {
       wrong_type("stop", "a string or an array of strings", *v);
     }
-    for (const std::string& s : r.stop)
-      if (s.size() > 256) throw ApiError::invalid("stop", "a stop string may be at most 256 bytes long");
+    for (const std::string& stop : r.stop)
+      if (stop.size() > 256) throw ApiError::invalid("stop", "a stop string may be at most 256 bytes long");
   }
   if (const json* v = field(body, "seed")) {
     if (!v->is_number_integer()) wrong_type("seed", "an integer", *v);

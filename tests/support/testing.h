@@ -1,5 +1,5 @@
 // Shared helpers for potop's unit tests: random inputs, error measures, finite differences,
-// and paths to the shared corpus and the PyTorch oracle.
+// temporary directories, and paths to the shared corpus and the PyTorch oracle.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -10,7 +10,9 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <system_error>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -80,13 +82,45 @@ inline std::filesystem::path shared_corpus() {
   return std::filesystem::exists(p) ? p : std::filesystem::path{};
 }
 
-// A fresh empty directory under the system temp dir, for one test.
-inline std::filesystem::path temp_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("potop_test_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  return p;
-}
+// A fresh empty directory under the system temp dir, for one test, removed with all it holds when
+// the TempDir goes out of scope: also when an ASSERT_* fails (it returns from the test) or the test
+// throws, so that no run leaves potop_test_* directories behind. The name carries the process id
+// because ctest runs the tests in parallel, each in its own process. Movable, so that a fixture can
+// create its directory in SetUp; not copyable, since only one owner may remove the tree.
+class TempDir {
+ public:
+  TempDir() = default;  // owns nothing until a named TempDir is moved in
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / ("potop_test_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);  // left by a crashed process that had the same id
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  TempDir& operator=(TempDir&& other) noexcept {
+    if (this != &other) {
+      remove();
+      path_ = std::exchange(other.path_, {});
+    }
+    return *this;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() { remove(); }
+
+  const std::filesystem::path& path() const { return path_; }
+  // So that a TempDir reads like the path it owns: `dir / "file"`, or an argument of a function
+  // that takes a path.
+  operator const std::filesystem::path&() const { return path_; }
+  std::filesystem::path operator/(const std::filesystem::path& p) const { return path_ / p; }
+
+ private:
+  void remove() noexcept {
+    // The error_code overload: a destructor must not throw, and a failed cleanup fails no test.
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  std::filesystem::path path_;
+};
 
 // Runs fn and returns the message of the potop::Error it throws, or "(no error)" (and a test
 // failure) when it throws none.

@@ -36,7 +36,7 @@ EncoderDecoderLayers::EncoderDecoderLayers(const EncoderDecoderConfig& c) : conf
   const float scale = std::sqrt(static_cast<float>(C));
   const double proj_std = 0.02 / std::sqrt(2.0 * c.n_layer);
   const MlpConfig mlp{C, 4 * C, c.activation, c.bias, proj_std};
-  auto attention = [&](bool causal, bool cross) { return AttentionConfig{C, c.n_head, c.bias, causal, cross, proj_std}; };
+  auto attention = [&](bool causal, bool is_cross) { return AttentionConfig{C, c.n_head, c.bias, causal, is_cross, proj_std}; };
   // One table for source, target and output, N(0, C^-1/2) so that √C·wte has unit scale.
   wte = built.param("wte.weight", {c.vocab_size, C}, TensorInit::normal(1.0 / std::sqrt(double(C))), true);
 

@@ -56,7 +56,7 @@ int write_in_child_with_file_limit(const fs::path& path, const std::string& byte
 }
 
 TEST(FileIo, WritesAndReadsBackAllThreeWays) {
-  const auto dir = testing::temp_dir("fileio_roundtrip");
+  const testing::TempDir dir("fileio_roundtrip");
   const auto path = dir / "a.bin";
 
   write_file_atomic(path, std::string_view("hello"));
@@ -83,44 +83,40 @@ TEST(FileIo, WritesAndReadsBackAllThreeWays) {
   write_file_atomic(path, std::string_view(""));
   EXPECT_EQ(read_file(path), "");
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"a.bin"});  // no temporary files left
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, ReadErrorsNameThePath) {
-  const auto dir = testing::temp_dir("fileio_read");
+  const testing::TempDir dir("fileio_read");
   const auto missing = dir / "missing.bin";
   auto msg = testing::error_message([&] { read_file(missing); });
   EXPECT_NE(msg.find(missing.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
 
   msg = testing::error_message([&] { read_file(dir); });
-  EXPECT_NE(msg.find(dir.string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find(dir.path().string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("directory"), std::string::npos) << msg;
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, WriteIntoMissingDirectoryIsAnErrorNamingThePath) {
-  const auto dir = testing::temp_dir("fileio_missing_dir");
+  const testing::TempDir dir("fileio_missing_dir");
   const auto path = dir / "no" / "such" / "dir" / "a.bin";
   const auto msg = testing::error_message([&] { write_file_atomic(path, std::string_view("x")); });
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
   EXPECT_TRUE(entries_of(dir).empty());
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, WriteOverADirectoryFailsAndLeavesNoTemporaryFile) {
-  const auto dir = testing::temp_dir("fileio_over_dir");
+  const testing::TempDir dir("fileio_over_dir");
   fs::create_directory(dir / "target");
   const auto msg = testing::error_message([&] { write_file_atomic(dir / "target", std::string_view("x")); });
   EXPECT_NE(msg.find((dir / "target").string()), std::string::npos) << msg;
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"target"});
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, WriteIntoReadOnlyDirectoryKeepsOldFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions; the file-size-limit tests cover this";
-  const auto dir = testing::temp_dir("fileio_readonly");
+  const testing::TempDir dir("fileio_readonly");
   const auto path = dir / "a.bin";
   write_file_atomic(path, std::string_view("old"));
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
@@ -129,11 +125,10 @@ TEST(FileIo, WriteIntoReadOnlyDirectoryKeepsOldFile) {
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_EQ(read_file(path), "old");
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"a.bin"});
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, ThrowingWriterKeepsOldFileAndRemovesTemporary) {
-  const auto dir = testing::temp_dir("fileio_throwing_writer");
+  const testing::TempDir dir("fileio_throwing_writer");
   const auto path = dir / "a.bin";
   write_file_atomic(path, std::string_view("old"));
   EXPECT_THROW(write_file_atomic(path,
@@ -144,22 +139,20 @@ TEST(FileIo, ThrowingWriterKeepsOldFileAndRemovesTemporary) {
                std::runtime_error);
   EXPECT_EQ(read_file(path), "old");
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"a.bin"});
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, FileSizeLimitKeepsOldFileWhenSignalIgnored) {
-  const auto dir = testing::temp_dir("fileio_fsize_ignored");
+  const testing::TempDir dir("fileio_fsize_ignored");
   const auto path = dir / "a.bin";
   const std::string old(1000, 'o');
   write_file_atomic(path, old);
   EXPECT_EQ(write_in_child_with_file_limit(path, std::string(1u << 20, 'n'), 64 * 1024, true), 0);
   EXPECT_EQ(read_file(path), old);
   EXPECT_EQ(entries_of(dir), std::vector<std::string>{"a.bin"});
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, FileSizeLimitIsAnErrorEvenWhenSignalIsFatal) {
-  const auto dir = testing::temp_dir("fileio_fsize_default");
+  const testing::TempDir dir("fileio_fsize_default");
   const auto path = dir / "a.bin";
   const std::string old(1000, 'o');
   write_file_atomic(path, old);
@@ -170,11 +163,10 @@ TEST(FileIo, FileSizeLimitIsAnErrorEvenWhenSignalIsFatal) {
   // A write under the limit still succeeds in such a process.
   EXPECT_EQ(write_in_child_with_file_limit(path, std::string(1000, 'n'), 64 * 1024, false), 1);
   EXPECT_EQ(read_file(path), std::string(1000, 'n'));
-  fs::remove_all(dir);
 }
 
 TEST(FileIo, EnsureWritableDirectory) {
-  const auto dir = testing::temp_dir("fileio_ensure_dir");
+  const testing::TempDir dir("fileio_ensure_dir");
   const auto nested = dir / "x" / "y" / "z";
   ensure_writable_directory(nested);
   EXPECT_TRUE(fs::is_directory(nested));
@@ -199,7 +191,6 @@ TEST(FileIo, EnsureWritableDirectory) {
     fs::permissions(ro, fs::perms::owner_all);
     EXPECT_NE(msg.find("not writable"), std::string::npos) << msg;
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST(Safetensors, Xxh64MatchesReferenceValues) {
 }
 
 TEST(Safetensors, RoundTripsDtypesShapesAndMetadata) {
-  const auto dir = testing::temp_dir("st_roundtrip");
+  const testing::TempDir dir("st_roundtrip");
   const auto path = dir / "model.safetensors";
   const Sample s;
   write_safetensors(path, s.entries(), s.metadata());
@@ -132,11 +132,10 @@ TEST(Safetensors, RoundTripsDtypesShapesAndMetadata) {
   EXPECT_EQ(f.metadata_value("note"), std::optional<std::string>("日本語 — ünïcødé ✓"));
   EXPECT_EQ(f.metadata_value("absent"), std::nullopt);
   EXPECT_EQ(f.metadata().at(kChecksumKey).rfind("xxh64:", 0), 0u);
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, EmptyFileAndStaleChecksumInMetadata) {
-  const auto dir = testing::temp_dir("st_empty");
+  const testing::TempDir dir("st_empty");
   const auto path = dir / "empty.safetensors";
   write_safetensors(path, {});
   SafetensorsFile empty(path);
@@ -147,7 +146,6 @@ TEST(Safetensors, EmptyFileAndStaleChecksumInMetadata) {
   const float x = 1.0f;
   write_safetensors(path, {{"x", Dtype::F32, {1}, &x}}, {{kChecksumKey, "xxh64:0000000000000000"}});
   EXPECT_EQ(SafetensorsFile(path).f32("x")[0], 1.0f);
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, NumpyReadsPotopFilesWithTheDocumentedSnippet) {
@@ -162,7 +160,7 @@ TEST(Safetensors, NumpyReadsPotopFilesWithTheDocumentedSnippet) {
   ASSERT_NE(end, std::string::npos);
   const std::string snippet = doc.substr(start + 10, end - start - 10);
 
-  const auto dir = testing::temp_dir("st_numpy");
+  const testing::TempDir dir("st_numpy");
   const auto path = dir / "model.safetensors";
   const Sample s;
   write_safetensors(path, s.entries(), s.metadata());
@@ -187,11 +185,10 @@ print(m["note"].encode().hex(), sorted(t))
                                hex(s.metadata().at("note")) +
                                " ['alpha.d', 'empty', 'ids', 'raw', 'step', 'zeta.w', 'émbed.one']\n";
   EXPECT_EQ(out, expected);
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, LoadsFilesFromOtherToolsWithoutChecksumOrPadding) {
-  const auto dir = testing::temp_dir("st_foreign");
+  const testing::TempDir dir("st_foreign");
   const auto path = dir / "foreign.safetensors";
   // Header of odd length (no padding), listed out of data order, no metadata; the F32 tensor
   // after a 3-byte U8 one is misaligned in memory.
@@ -210,11 +207,10 @@ TEST(Safetensors, LoadsFilesFromOtherToolsWithoutChecksumOrPadding) {
   EXPECT_EQ(got[1], -2.0f);
   const auto msg = testing::error_message([&] { (void)f.f32("w"); });
   EXPECT_NE(msg.find("aligned"), std::string::npos) << msg;
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, WrongDtypeShapeOrNameIsAnErrorNamingTheTensor) {
-  const auto dir = testing::temp_dir("st_accessors");
+  const testing::TempDir dir("st_accessors");
   const auto path = dir / "model.safetensors";
   const Sample s;
   write_safetensors(path, s.entries(), s.metadata());
@@ -238,11 +234,10 @@ TEST(Safetensors, WrongDtypeShapeOrNameIsAnErrorNamingTheTensor) {
   msg = testing::error_message([&] { (void)f.info("nope"); });
   EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("'nope'"), std::string::npos) << msg;
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, TruncatedOrExtendedFilesAreErrors) {
-  const auto dir = testing::temp_dir("st_truncated");
+  const testing::TempDir dir("st_truncated");
   const auto good = dir / "good.safetensors";
   const Sample s;
   write_safetensors(good, s.entries(), s.metadata());
@@ -263,11 +258,10 @@ TEST(Safetensors, TruncatedOrExtendedFilesAreErrors) {
   const auto extended = dir / "extended.safetensors";
   write_file_atomic(extended, raw + "junk");
   expect_load_error(extended, "4 trailing bytes");
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, FlippedDataByteFailsTheChecksum) {
-  const auto dir = testing::temp_dir("st_flipped");
+  const testing::TempDir dir("st_flipped");
   const Sample s;
   write_safetensors(dir / "good.safetensors", s.entries(), s.metadata());
   const std::string raw = read_file(dir / "good.safetensors");
@@ -279,11 +273,10 @@ TEST(Safetensors, FlippedDataByteFailsTheChecksum) {
     write_file_atomic(path, bad);
     expect_load_error(path, "checksum mismatch — the file is corrupted or was modified");
   }
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, GarbageHeaderLengthIsAnError) {
-  const auto dir = testing::temp_dir("st_header_length");
+  const testing::TempDir dir("st_header_length");
   const Sample s;
   write_safetensors(dir / "good.safetensors", s.entries());
   const std::string raw = read_file(dir / "good.safetensors");
@@ -300,11 +293,10 @@ TEST(Safetensors, GarbageHeaderLengthIsAnError) {
 
   write_file_atomic(dir / "text.safetensors", std::string_view("this is not a checkpoint at all"));
   expect_load_error(dir / "text.safetensors", "");
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, MalformedHeadersAreErrors) {
-  const auto dir = testing::temp_dir("st_malformed");
+  const testing::TempDir dir("st_malformed");
   struct Case {
     std::string header;
     size_t data_bytes;
@@ -353,11 +345,10 @@ TEST(Safetensors, MalformedHeadersAreErrors) {
   EXPECT_EQ(msg.rfind("in-memory: header is not valid JSON", 0), 0u) << msg;
   EXPECT_EQ(SafetensorsFile::from_bytes(container(R"({"w":)" + ok_entry + "}", std::string(4, '\0')), "m").names(),
             std::vector<std::string>{"w"});
-  fs::remove_all(dir);
 }
 
 TEST(Safetensors, FailedOverwriteUnderFileSizeLimitKeepsTheOldCheckpoint) {
-  const auto dir = testing::temp_dir("st_fsize");
+  const testing::TempDir dir("st_fsize");
   const auto path = dir / "model.safetensors";
   const Sample s;
   write_safetensors(path, s.entries(), s.metadata());
@@ -390,7 +381,6 @@ TEST(Safetensors, FailedOverwriteUnderFileSizeLimitKeepsTheOldCheckpoint) {
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
   EXPECT_EQ(left, std::vector<std::string>{"model.safetensors"});
-  fs::remove_all(dir);
 }
 
 }  // namespace

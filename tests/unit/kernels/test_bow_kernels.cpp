@@ -179,7 +179,7 @@ TEST(BowKernelsTorch, MatchPyTorch) {
   std::vector<SafetensorsEntry> entries;
   for (size_t i = 0; i < inputs.size(); ++i)
     entries.push_back({inputs[i].first, Dtype::F32, in_shapes[i].second, inputs[i].second.data()});
-  const auto dir = testing::temp_dir("torch_bow_kernels");
+  const testing::TempDir dir("torch_bow_kernels");
   write_safetensors(dir / "inputs.safetensors", entries, {{"potop.bow", cases.dump()}});
   const int rc = testing::run_python("tests/torch/bow_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
@@ -192,7 +192,6 @@ TEST(BowKernelsTorch, MatchPyTorch) {
   }
   EXPECT_EQ(ref.names().size(), results.size()) << "the reference returned tensors potop did not produce";
   report.check();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

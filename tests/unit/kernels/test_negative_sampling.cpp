@@ -89,7 +89,7 @@ TEST(NegativeSampling, MatchesPyTorch) {
     entries.push_back({names.back() + ".h", Dtype::F32, {dim}, cases.back()->h.data()});
     entries.push_back({names.back() + ".outputs", Dtype::F32, {targets, dim}, cases.back()->outputs.data()});
   }
-  const auto dir = testing::temp_dir("negative_sampling_torch");
+  const testing::TempDir dir("negative_sampling_torch");
   write_safetensors(dir / "inputs.safetensors", entries);
   const int rc = testing::run_python("tests/torch/negative_sampling_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});

@@ -326,7 +326,7 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   clip_case(k, "clip_grad_norm_clipped", 0.5);  // norm ≈ 0.05 √1000 ≈ 1.6
   clip_case(k, "clip_grad_norm_unclipped", 5.0);
 
-  const auto dir = testing::temp_dir("torch_kernels");
+  const testing::TempDir dir("torch_kernels");
   write_safetensors(dir / "inputs.safetensors", k.inputs.entries(), {{"potop.kernels", k.meta.dump()}});
   const int rc = testing::run_python("tests/torch/kernel_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
@@ -359,7 +359,6 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
     EXPECT_TRUE(compared.count(name)) << "potop's " << name << " was never compared";
   for (const std::string& name : ref.names())
     EXPECT_TRUE(compared.count(name)) << "the reference returned " << name << ", which potop did not produce";
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ TEST_P(BowModel, ReplicasGiveTheModelsLossAndGradients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, BowModel, ::testing::ValuesIn(kKinds),
-                         [](const ::testing::TestParamInfo<BowAttention>& info) { return to_string(info.param); });
+                         [](const ::testing::TestParamInfo<BowAttention>& param_info) { return to_string(param_info.param); });
 
 TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
   nlohmann::json cases = nlohmann::json::object();
@@ -125,7 +125,7 @@ TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
     losses.push_back(model.forward(Batch{{kB, kT}, d.tokens.data(), d.targets.data()}, Pass{}));
     model.backward(1.0f);
   }
-  const auto dir = testing::temp_dir("torch_bow_model");
+  const testing::TempDir dir("torch_bow_model");
   write_safetensors(dir / "inputs.safetensors", entries, {{"potop.bow", cases.dump()}});
   const int rc = testing::run_python("tests/torch/bow_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
@@ -152,7 +152,6 @@ TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
     report.check();
   }
   EXPECT_EQ(ref.names().size(), compared) << "the reference returned tensors potop did not compare";
-  std::filesystem::remove_all(dir);
 }
 
 TEST(BowIdf, DocumentFrequenciesCountLinesOnce) {

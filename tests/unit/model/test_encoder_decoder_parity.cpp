@@ -80,7 +80,7 @@ void run_case(const Case& c) {
     targets[i] = i % 5 == 4 ? -1 : static_cast<int>(rng.below(V));  // -1: target padding, not counted
   }
 
-  const auto dir = testing::temp_dir("encdec_parity_" + c.name);
+  const testing::TempDir dir("encdec_parity_" + c.name);
   std::vector<char32_t> chars;
   for (int i = 0; i < V; ++i) chars.push_back(U'a' + i);
   const CharTokenizer tokenizer(chars);
@@ -91,7 +91,7 @@ void run_case(const Case& c) {
                                                 {"tokens", Dtype::I32, {B, T}, tokens.data()},
                                                 {"targets", Dtype::I32, {B, T}, targets.data()}});
   write_file_atomic(dir / "config.json", nlohmann::json{{"model", to_json(config)}}.dump(2));
-  const int rc = testing::run_python("tests/torch/encoder_decoder_reference.py", {dir.string()});
+  const int rc = testing::run_python("tests/torch/encoder_decoder_reference.py", {dir.path().string()});
   ASSERT_EQ(rc, 0) << "tests/torch/encoder_decoder_reference.py failed (exit " << rc
                    << "); torch is required: run scripts/setup.sh";
   const SafetensorsFile ref(dir / "reference.safetensors");
@@ -131,7 +131,6 @@ void run_case(const Case& c) {
   DiffReport sharded("two replicas vs one model", kGradNmse);
   sharded.add("grads", {params.grads().data(), params.grads().floats()}, whole);
   sharded.check();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(EncoderDecoderParity, PostLnSinusoidalPadded) { run_case({"post_sin_pad"}); }

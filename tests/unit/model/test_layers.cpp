@@ -40,7 +40,7 @@ struct StackCase {
 
 // A stack built the way a model builds it, with its own parameters and buffers.
 struct Stack {
-  explicit Stack(const StackCase& c) : c(c) {
+  explicit Stack(const StackCase& stack_case) : c(stack_case) {
     stack = std::make_unique<ResidualStack>(b, c.norm, c.C);
     auto attention = [&](const std::string& prefix, bool causal, bool cross) {
       return std::make_unique<AttentionLayer>(b, prefix, AttentionConfig{c.C, c.H, true, causal, cross, 0.02});
@@ -145,7 +145,7 @@ TEST(Layers, StacksMatchPyTorch) {
     randomise(s, 11);
     s.forward();
   }
-  const auto dir = testing::temp_dir("layers_torch");
+  const testing::TempDir dir("layers_torch");
   std::vector<std::string> args;
   for (auto& sp : stacks) {
     Stack& s = *sp;
@@ -185,7 +185,6 @@ TEST(Layers, StacksMatchPyTorch) {
       grads.add("grad." + spec.name, {s.params.grads().at(spec), spec.numel}, ref.f32("grad." + spec.name));
     grads.check();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Layers, StackGradientsMatchFiniteDifferences) {

@@ -13,13 +13,13 @@ namespace potop {
 namespace {
 
 struct Saved {
-  fs::path dir;
+  testing::TempDir dir;
   GPTConfig config;
   CharTokenizer tokenizer;
 };
 
 Saved save_small_model(const std::string& name) {
-  Saved s{testing::temp_dir(name), {}, CharTokenizer::from_text(U"Zażółć gęślą jaźń — Привет 你好 🙂\n")};
+  Saved s{testing::TempDir(name), {}, CharTokenizer::from_text(U"Zażółć gęślą jaźń — Привет 你好 🙂\n")};
   s.config.vocab_size = s.tokenizer.size();
   s.config.block_size = 8, s.config.n_layer = 2, s.config.n_head = 2, s.config.n_embd = 8;
   GPT model(s.config);
@@ -79,7 +79,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
   EXPECT_NE(testing::error_message([&] { load_model_dir(s.dir / "nope"); }).find("does not exist"), std::string::npos);
   // A config whose shapes differ from the tensors.
   {
-    const fs::path bad = testing::temp_dir("errors_config");
+    const testing::TempDir bad("errors_config");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     GPTConfig wider = s.config;
     wider.n_embd = 16;
@@ -90,7 +90,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
   }
   // A vocabulary of the right size but other characters.
   {
-    const fs::path bad = testing::temp_dir("errors_vocab");
+    const testing::TempDir bad("errors_vocab");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     std::vector<char32_t> chars = s.tokenizer.chars();
     chars.back() = U'X';
@@ -100,7 +100,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
   }
   // A truncated checkpoint.
   {
-    const fs::path bad = testing::temp_dir("errors_truncated");
+    const testing::TempDir bad("errors_truncated");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     fs::resize_file(bad / "latest.safetensors", fs::file_size(bad / "latest.safetensors") / 2);
     const std::string msg = testing::error_message([&] { load_model_dir(bad); });
@@ -108,7 +108,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
   }
   // A config.json that is not JSON.
   {
-    const fs::path bad = testing::temp_dir("errors_json");
+    const testing::TempDir bad("errors_json");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     std::ofstream(bad / "config.json") << "{ not json";
     const std::string msg = testing::error_message([&] { load_model_dir(bad); });

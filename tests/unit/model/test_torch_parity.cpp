@@ -97,7 +97,7 @@ void run_case(const Case& c) {
     targets[i] = i % 7 == 3 ? -1 : static_cast<int>(rng.below(V));
   }
 
-  const auto dir = testing::temp_dir("torch_parity_" + c.name);
+  const testing::TempDir dir("torch_parity_" + c.name);
   std::vector<char32_t> chars;
   for (int i = 0; i < V; ++i) chars.push_back(U'a' + i);
   const CharTokenizer tokenizer(chars);
@@ -113,7 +113,7 @@ void run_case(const Case& c) {
                               {"grad_clip", c.grad_clip},
                               {"steps", c.steps}}}};
   write_file_atomic(dir / "config.json", j.dump(2));
-  const int rc = testing::run_python("tests/torch/gpt_reference.py", {dir.string()});
+  const int rc = testing::run_python("tests/torch/gpt_reference.py", {dir.path().string()});
   ASSERT_EQ(rc, 0) << "tests/torch/gpt_reference.py failed (exit " << rc
                    << "); torch is required: run scripts/setup.sh";
   const SafetensorsFile ref(dir / "reference.safetensors");
@@ -192,7 +192,6 @@ void run_case(const Case& c) {
   EXPECT_LT(losses.back(), losses.front() - 0.05f);
   std::printf("  losses %.6f -> %.6f, grad norms %.4f .. %.4f (clip %.3g)\n", losses.front(), losses.back(),
               norms.front(), norms.back(), c.grad_clip);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TorchParity, PreLnGeluLearnedPositions) {

@@ -19,7 +19,7 @@ size_t count(const std::string& s, const std::string& what) {
 }
 
 TEST(LossPlot, DrawsTrainAndEvalSeries) {
-  const auto dir = testing::temp_dir("loss_plot");
+  const testing::TempDir dir("loss_plot");
   {
     std::ofstream out(dir / "metrics.jsonl");
     for (int s = 1; s <= 20; ++s) out << R"({"kind":"train","step":)" << s << R"(,"loss":)" << 4.0 - 0.1 * s << "}\n";
@@ -38,7 +38,7 @@ TEST(LossPlot, DrawsTrainAndEvalSeries) {
 }
 
 TEST(LossPlot, BadFilesNameThePath) {
-  const auto dir = testing::temp_dir("loss_plot_bad");
+  const testing::TempDir dir("loss_plot_bad");
   EXPECT_THROW(loss_curve_svg(dir / "missing.jsonl"), Error);
   std::ofstream(dir / "garbage.jsonl") << "not json\n";
   try {

@@ -90,12 +90,13 @@ RunControl resume(const fs::path& what, std::vector<std::string> given = {}) {
 class Resume : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::TempDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     data_ = write_text(dir_ / "text.txt", corpus());
     reference_ = tiny(dir_ / "reference", data_);
     run(reference_);
   }
-  fs::path dir_, data_;
+  testing::TempDir dir_;
+  fs::path data_;
   TrainOptions reference_;
 };
 
@@ -255,7 +256,7 @@ TEST_F(Resume, NonFiniteLossStopsOrIsSkipped) {
 }
 
 TEST(TrainState, RejectsDamagedMetadata) {
-  const fs::path dir = testing::temp_dir("state_meta");
+  const testing::TempDir dir("state_meta");
   GPTConfig c;
   c.vocab_size = 5, c.block_size = 4, c.n_layer = 1, c.n_head = 1, c.n_embd = 4;
   GPT model(c);
@@ -290,7 +291,7 @@ TEST(TrainState, RejectsDamagedMetadata) {
 }
 
 TEST(TrainState, TruncateMetricsKeepsRecordsUpToTheStep) {
-  const fs::path dir = testing::temp_dir("truncate_metrics");
+  const testing::TempDir dir("truncate_metrics");
   write_text(dir / "m.jsonl",
              "{\"kind\":\"eval\",\"step\":0}\n{\"kind\":\"train\",\"step\":1}\n{\"kind\":\"train\",\"step\":2}\n"
              "not json\n{\"kind\":\"eval\",\"step\":2}\n{\"kind\":\"train\",\"step\":3}\n{\"kind\":\"tr");

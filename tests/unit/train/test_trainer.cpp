@@ -45,7 +45,7 @@ std::vector<double> logged_losses(const fs::path& metrics) {
 }
 
 TEST(Trainer, SameSeedAndThreadsGiveIdenticalLosses) {
-  const fs::path dir = testing::temp_dir("trainer_determinism");
+  const testing::TempDir dir("trainer_determinism");
   const fs::path data = write_text(dir, polish_text());
   TrainOptions a = tiny_options(dir / "a", data), b = tiny_options(dir / "b", data);
   std::FILE* quiet = std::fopen("/dev/null", "w");
@@ -65,7 +65,7 @@ TEST(Trainer, SameSeedAndThreadsGiveIdenticalLosses) {
 }
 
 TEST(Trainer, BadOptionsNameTheFlag) {
-  const fs::path dir = testing::temp_dir("trainer_errors");
+  const testing::TempDir dir("trainer_errors");
   const fs::path data = write_text(dir, polish_text());
   auto message = [&](auto mutate) {
     TrainOptions o = tiny_options(dir, data);

@@ -214,7 +214,7 @@ KeyedVectors small_vectors() {
 }
 
 TEST(Word2VecFiles, TextAndBinaryRoundTripExactly) {
-  const auto dir = testing::temp_dir("w2v_files");
+  const testing::TempDir dir("w2v_files");
   const KeyedVectors v = small_vectors();
   write_word2vec_text(dir / "v.txt", v);
   write_word2vec_binary(dir / "v.bin", v);
@@ -227,7 +227,7 @@ TEST(Word2VecFiles, TextAndBinaryRoundTripExactly) {
 }
 
 TEST(Word2VecFiles, BadFilesGiveOneClearLine) {
-  const auto dir = testing::temp_dir("w2v_bad_files");
+  const testing::TempDir dir("w2v_bad_files");
   const KeyedVectors v = small_vectors();
   write_word2vec_text(dir / "v.txt", v);
   write_word2vec_binary(dir / "v.bin", v);
@@ -256,7 +256,7 @@ TEST(Word2VecFiles, BadFilesGiveOneClearLine) {
 // Vectors where a : b :: c : d holds exactly for the "capital" pairs, and "Paris" (capitalised)
 // has to be found through its lowercase form.
 TEST(Word2VecAnalogy, EvaluatesLikeGensim) {
-  const auto dir = testing::temp_dir("w2v_analogy");
+  const testing::TempDir dir("w2v_analogy");
   // capital(x) = x + e0; countries spread on e1..e3.
   KeyedVectors v{{"france", "Paris", "germany", "berlin", "poland", "warsaw", "noise"}, 4,
                  {0, 1, 0, 0,  1, 1, 0, 0,  0, 0, 1, 0,  1, 0, 1, 0,  0, 0, 0, 1,  1, 0, 0, 1,  0.1f, 0.2f, 0.3f, 0.4f}};

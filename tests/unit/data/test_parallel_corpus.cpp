@@ -14,7 +14,7 @@ namespace potop {
 namespace {
 
 TEST(ParallelCorpus, ReadsPairsAndReportsBadLines) {
-  const auto dir = testing::temp_dir("pairs");
+  const testing::TempDir dir("pairs");
   write_file_atomic(dir / "p.tsv", "Hello.\tCześć.\r\nno tab\n\n \tempty first\nA\tB\tC\nŻółw\tTurtle\n");
   const PairFile f = read_pairs(dir / "p.tsv");
   ASSERT_EQ(f.pairs.size(), 2u);
@@ -39,7 +39,6 @@ TEST(ParallelCorpus, ReadsPairsAndReportsBadLines) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("u.tsv:2: invalid UTF-8"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ParallelCorpus, SplitIsDeterministicAndDisjoint) {

@@ -99,7 +99,7 @@ TEST(WordTokenizer, MinCountAndVocabSize) {
 
 TEST(WordTokenizer, SavesAndLoads) {
   const WordTokenizer tok = WordTokenizer::train("Żółw i jeż\nżółw\n", "t", {.lowercase = true});
-  const auto dir = testing::temp_dir("word_tokenizer");
+  const testing::TempDir dir("word_tokenizer");
   save_tokenizer_dir(tok, dir);
   EXPECT_TRUE(std::filesystem::exists(dir / "words.json"));
   const auto back = load_tokenizer_dir(dir);
@@ -114,7 +114,6 @@ TEST(WordTokenizer, SavesAndLoads) {
   EXPECT_NE(message.find("words.json"), std::string::npos) << message;
   testing::write_file(dir / "words.json", R"({"lowercase": false, "words": ["<pad>", "<bos>", "<eos>", "<unk>", "a", "a"]})");
   EXPECT_NE(testing::error_message([&] { load_tokenizer_dir(dir); }).find("repeats"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST(CharTokenizer, DecodeRejectsIdsOutsideTheVocabulary) {
 }
 
 TEST(CharTokenizer, SaveLoadRoundTripsSpecialCharacters) {
-  const auto dir = testing::temp_dir("vocab_rt");
+  const testing::TempDir dir("vocab_rt");
   std::u32string chars = U"\n\"\\/ \tażŻ😀\u200D\u0301\uFEFF\u2028\U0010FFFF\u007F";
   chars.push_back(U'\0');
   const CharTokenizer tok(std::vector<char32_t>(chars.begin(), chars.end()));  // id order as given, not sorted
@@ -82,7 +82,6 @@ TEST(CharTokenizer, SaveLoadRoundTripsSpecialCharacters) {
   EXPECT_EQ(j[2], "\\");
   EXPECT_EQ(j[9], "😀");
   EXPECT_EQ(j[chars.size() - 1].get<std::string>(), std::string(1, '\0'));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CharTokenizer, HashIsStableAndOrderSensitive) {
@@ -102,7 +101,7 @@ TEST(CharTokenizer, ConstructorRejectsDuplicatesAndNonCharacters) {
 }
 
 TEST(CharTokenizer, LoadRejectsMalformedFiles) {
-  const auto dir = testing::temp_dir("vocab_bad");
+  const testing::TempDir dir("vocab_bad");
   const auto p = dir / "vocab.json";
   const std::string name = p.string();
   auto load_error = [&](const std::string& content) {
@@ -114,7 +113,7 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   };
   expect_starts(testing::error_message([&] { CharTokenizer::load(dir / "missing.json"); }),
                 (dir / "missing.json").string() + ": vocabulary file not found");
-  expect_starts(testing::error_message([&] { CharTokenizer::load(dir); }), dir.string() + ": is a directory");
+  expect_starts(testing::error_message([&] { CharTokenizer::load(dir); }), dir.path().string() + ": is a directory");
   expect_starts(load_error("[\"a\", "), name + ": not valid JSON");
   expect_starts(load_error(""), name + ": not valid JSON");
   expect_starts(load_error("[\"a\xFF\"]"), name + ": not valid JSON");
@@ -133,7 +132,6 @@ TEST(CharTokenizer, LoadRejectsMalformedFiles) {
   // Valid: escapes and raw UTF-8 both work.
   testing::write_file(p, "[\"\\u017c\", \"\\n\", \"😀\", \"\\u0000\"]");
   EXPECT_EQ(CharTokenizer::load(p).chars(), (std::vector<char32_t>{U'ż', U'\n', U'\U0001F600', U'\0'}));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CharTokenizer, UnknownCharactersSkippedOrReplacedAndReported) {

@@ -68,7 +68,7 @@ TEST_P(SentencePiece, SpaceMarkIsUnknown) {
 
 TEST_P(SentencePiece, SavesLoadsAndEmbeds) {
   const SentencePieceTokenizer& tok = model(GetParam());
-  const auto dir = testing::temp_dir("spm_" + GetParam());
+  const testing::TempDir dir("spm_" + GetParam());
   save_tokenizer_dir(tok, dir);
   EXPECT_TRUE(std::filesystem::exists(dir / "tokenizer.model"));
   EXPECT_TRUE(std::filesystem::exists(dir / "tokenizer.vocab"));
@@ -91,7 +91,6 @@ TEST_P(SentencePiece, SavesLoadsAndEmbeds) {
   EXPECT_NE(message.find("not a SentencePiece model"), std::string::npos) << message;
   std::filesystem::remove(dir / "tokenizer.model");
   EXPECT_NE(testing::error_message([&] { load_tokenizer_dir(dir); }).find("not found"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, SentencePiece, ::testing::Values("bpe", "unigram"));

@@ -18,28 +18,26 @@ std::string error_of(const std::filesystem::path& p) {
 }
 
 TEST(TextFile, ReadsBytesExactly) {
-  const auto dir = testing::temp_dir("text_ok");
+  const testing::TempDir dir("text_ok");
   const std::string text = "Zażółć gęślą jaźń\r\nline 2 😀\n";
   testing::write_file(dir / "a.txt", text);
   EXPECT_EQ(read_text_file(dir / "a.txt"), text);
   EXPECT_EQ(read_utf8_file(dir / "a.txt"), U"Zażółć gęślą jaźń\r\nline 2 😀\n");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TextFile, ReadsFilesLargerThanOneBuffer) {
-  const auto dir = testing::temp_dir("text_big");
+  const testing::TempDir dir("text_big");
   std::string text;
   for (int i = 0; i < 20000; ++i) text += "wiersz " + std::to_string(i) + " ż\n";
   testing::write_file(dir / "big.txt", text);
   EXPECT_EQ(read_text_file(dir / "big.txt"), text);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TextFile, ErrorsNameThePath) {
-  const auto dir = testing::temp_dir("text_err");
+  const testing::TempDir dir("text_err");
   const auto missing = dir / "missing.txt";
   EXPECT_EQ(error_of(missing), missing.string() + ": file not found");
-  EXPECT_EQ(error_of(dir), dir.string() + ": is a directory, expected a text file");
+  EXPECT_EQ(error_of(dir), dir.path().string() + ": is a directory, expected a text file");
   testing::write_file(dir / "empty.txt", "");
   EXPECT_EQ(error_of(dir / "empty.txt"), (dir / "empty.txt").string() + ": file is empty");
   testing::write_file(dir / "bin.dat", std::string("abc\0def", 7));
@@ -48,21 +46,19 @@ TEST(TextFile, ErrorsNameThePath) {
   // Devices and pipes are refused before anything is read: /dev/zero would never end.
   for (const char* device : {"/dev/zero", "/dev/urandom", "/dev/null"})
     EXPECT_EQ(error_of(device), std::string(device) + ": not a regular file (a device, pipe or socket?); expected a text file");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TextFile, UnreadableFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "root can read any file";
-  const auto dir = testing::temp_dir("text_perm");
+  const testing::TempDir dir("text_perm");
   testing::write_file(dir / "secret.txt", "abc");
   std::filesystem::permissions(dir / "secret.txt", std::filesystem::perms::none);
   EXPECT_EQ(error_of(dir / "secret.txt").rfind((dir / "secret.txt").string() + ": cannot open (", 0), 0u);
   std::filesystem::permissions(dir / "secret.txt", std::filesystem::perms::owner_all);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TextFile, Utf8ErrorsGiveThePathOffsetAndLine) {
-  const auto dir = testing::temp_dir("text_utf8");
+  const testing::TempDir dir("text_utf8");
   const auto p = dir / "latin2.txt";
   testing::write_file(p, "ok\nZa\xBF\xF3\xB3\xE6\n");  // "Zażółć" in ISO-8859-2
   try {
@@ -72,16 +68,14 @@ TEST(TextFile, Utf8ErrorsGiveThePathOffsetAndLine) {
     EXPECT_EQ(std::string(e.what()).rfind(p.string() + ": invalid UTF-8 at byte offset 5 (line 2): ", 0), 0u)
         << e.what();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TextFile, DropsLeadingByteOrderMark) {
-  const auto dir = testing::temp_dir("text_bom");
+  const testing::TempDir dir("text_bom");
   testing::write_file(dir / "bom.txt", "\xEF\xBB\xBFżaba\xEF\xBB\xBF");
   EXPECT_EQ(read_utf8_file(dir / "bom.txt"), U"żaba\uFEFF");  // only the leading one is a BOM
   testing::write_file(dir / "only.txt", "\xEF\xBB\xBF");
   EXPECT_THROW(read_utf8_file(dir / "only.txt"), Error);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Fnv1a64, MatchesPublishedVectors) {

@@ -56,14 +56,11 @@ class SentencePieceAgreement : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (!have("spm_train") || !have("spm_encode"))
       GTEST_SKIP() << "SentencePiece's spm_train and spm_encode are not installed (apt-get install sentencepiece)";
-    dir_ = testing::temp_dir("spm_agreement_" + GetParam());
+    dir_ = testing::TempDir("spm_agreement_" + GetParam());
     text_ = testing::multilingual_text(150000, 11);
     testing::write_file(dir_ / "train.txt", text_);
   }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  fs::path dir_;
+  testing::TempDir dir_;
   std::string text_;
 };
 

@@ -32,7 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::error_message;
-using testing::temp_dir;
+using testing::TempDir;
 using testing::write_file;
 
 // Lines of words, deterministic, with Polish letters so that ids are not just ASCII.
@@ -133,7 +133,7 @@ TEST(DataFormat, DocumentSplitSpreadsValidation) {
 
 // Shards written with both widths read back the same ids, little-endian, at the sizes promised.
 TEST(ShardWriter, WritesLittleEndianU16AndU32) {
-  const fs::path dir = temp_dir("shard_writer");
+  const TempDir dir("shard_writer");
   std::vector<int> ids(1000);
   std::iota(ids.begin(), ids.end(), 60000);  // crosses 65535: needs u32
   for (IdType t : {IdType::kU16, IdType::kU32}) {
@@ -161,11 +161,10 @@ TEST(ShardWriter, WritesLittleEndianU16AndU32) {
     }
     EXPECT_EQ(back, v) << to_string(t);
   }
-  fs::remove_all(dir);
 }
 
 TEST(CorpusFiles, ChunksEndAtLineBoundaries) {
-  const fs::path dir = temp_dir("chunks");
+  const TempDir dir("chunks");
   const std::string text = "\xEF\xBB\xBF" + make_text(500);
   write_file(dir / "a.txt", text);
   const CorpusListing l = list_corpus(dir / "a.txt");
@@ -187,13 +186,12 @@ TEST(CorpusFiles, ChunksEndAtLineBoundaries) {
   EXPECT_EQ(chunk_cut("abc def"), 3u);
   EXPECT_EQ(chunk_cut("ab\ncd ef"), 3u);
   EXPECT_EQ(chunk_cut("abcż"), 3u);
-  fs::remove_all(dir);
 }
 
 // The heart of the parallel prepare: ids identical to one serial encode of the whole text, for
 // every thread count and chunk size, with the tail split of split_tokens.
 TEST(Prepare, ParallelEncodeEqualsSerial) {
-  const fs::path dir = temp_dir("prepare_parallel");
+  const TempDir dir("prepare_parallel");
   const std::string text = make_text(3000);
   write_file(dir / "corpus.txt", text);
   const CharTokenizer tok = CharTokenizer::from_text(utf8_decode(text, "t"));
@@ -215,14 +213,13 @@ TEST(Prepare, ParallelEncodeEqualsSerial) {
     }
   }
   apply_threads_flag(threads_before);
-  fs::remove_all(dir);
 }
 
 // The same for every kind of tokenizer: chunks end at line ends, so a parallel encode equals a
 // serial one only if no kind's token spans a newline, and encode must be safe to call from
 // several threads at once (SentencePiece's word cache is shared).
 TEST(Prepare, ParallelEncodeEqualsSerialForEveryKind) {
-  const fs::path dir = temp_dir("prepare_parallel_kinds");
+  const TempDir dir("prepare_parallel_kinds");
   const std::string text = testing::multilingual_text(200000) + "\n\n  indented line\n\n\nlast";
   write_file(dir / "corpus.txt", text);
   const int threads_before = get_threads();
@@ -244,13 +241,12 @@ TEST(Prepare, ParallelEncodeEqualsSerialForEveryKind) {
     EXPECT_EQ(all, serial) << tok->kind();
   }
   apply_threads_flag(threads_before);
-  fs::remove_all(dir);
 }
 
 // Without a tokenizer, prepare builds the char tokenizer potop train builds from the text, and
 // copies it into the data directory.
 TEST(Prepare, BuildsTheCharTokenizerOfTheText) {
-  const fs::path dir = temp_dir("prepare_char");
+  const TempDir dir("prepare_char");
   const std::string text = make_text(400) + "Жили-были 😀\n";
   write_file(dir / "corpus.txt", text);
   const PrepareResult r = prepare_data(options_for(dir / "corpus.txt", dir / "out"), nullptr);
@@ -263,11 +259,10 @@ TEST(Prepare, BuildsTheCharTokenizerOfTheText) {
   all.insert(all.end(), val.begin(), val.end());
   EXPECT_EQ(all, expected.encode(text));
   EXPECT_EQ(d.manifest().ids, IdType::kU16);
-  fs::remove_all(dir);
 }
 
 TEST(Prepare, DocumentSplitKeepsFilesWhole) {
-  const fs::path dir = temp_dir("prepare_docs");
+  const TempDir dir("prepare_docs");
   fs::create_directories(dir / "corpus" / "sub");
   std::vector<std::string> texts;
   for (int i = 0; i < 10; ++i) {
@@ -295,13 +290,12 @@ TEST(Prepare, DocumentSplitKeepsFilesWhole) {
   EXPECT_EQ(read_all(d, DataSplit::kTrain), train);
   EXPECT_EQ(read_all(d, DataSplit::kVal), val);
   EXPECT_EQ(d.manifest().val.documents, 2u);
-  fs::remove_all(dir);
 }
 
 // Both back ends of TokenCorpus give the same training batches and evaluation batches for the
 // same ids and seed, with windows small enough that reads cross window and shard boundaries.
 TEST(TokenCorpus, PreparedAndInMemoryGiveIdenticalBatches) {
-  const fs::path dir = temp_dir("token_corpus");
+  const TempDir dir("token_corpus");
   const std::string text = make_text(2000);
   write_file(dir / "corpus.txt", text);
   const CharTokenizer tok = CharTokenizer::from_text(utf8_decode(text, "t"));
@@ -336,11 +330,10 @@ TEST(TokenCorpus, PreparedAndInMemoryGiveIdenticalBatches) {
     }
   }
   EXPECT_LE(prepared.prepared_data()->peak_mapped_bytes(), 2 * 4096u * 16);  // pages of at most 64 KiB
-  fs::remove_all(dir);
 }
 
 TEST(PreparedData, RefusesCorruptAndTruncatedShards) {
-  const fs::path dir = temp_dir("prepared_bad");
+  const TempDir dir("prepared_bad");
   write_file(dir / "corpus.txt", make_text(200));
   prepare_data(options_for(dir / "corpus.txt", dir / "out"), nullptr);
   const fs::path shard = dir / "out" / "tokens-00000.bin";
@@ -363,11 +356,10 @@ TEST(PreparedData, RefusesCorruptAndTruncatedShards) {
   fs::remove(dir / "out" / kDataFile);
   EXPECT_NE(error_message([&] { PreparedData::open(dir / "out"); }).find("not a prepared data directory"),
             std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(Prepare, BadInputsNameTheFileAndLeaveOutAlone) {
-  const fs::path dir = temp_dir("prepare_inputs");
+  const TempDir dir("prepare_inputs");
   write_file(dir / "bad.txt", make_text(100) + "ok\n\xC3(\n");
   const std::string text = make_text(100);
   const std::string msg = error_message([&] { prepare_data(options_for(dir / "bad.txt", dir / "out"), nullptr); });
@@ -391,7 +383,6 @@ TEST(Prepare, BadInputsNameTheFileAndLeaveOutAlone) {
                 .find("already exists; pass --force"),
             std::string::npos);
   EXPECT_EQ(read_file(dir / "taken" / "keep"), "x");
-  fs::remove_all(dir);
 }
 
 }  // namespace

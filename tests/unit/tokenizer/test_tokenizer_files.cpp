@@ -27,7 +27,7 @@ TEST(TokenizerFiles, ListIsWhatEveryKindWritesAndReads) {
     options.kind = kind;
     if (kind == TokenizerKind::kBpe || kind == TokenizerKind::kUnigram) options.vocab_size = 400;
     const std::unique_ptr<Tokenizer> tok = train_tokenizer(text, "t", options);
-    const fs::path dir = testing::temp_dir("tokenizer_files_" + tok->kind());
+    const testing::TempDir dir("tokenizer_files_" + tok->kind());
     tok->save_files(dir);
     std::vector<std::string> written;
     for (const auto& entry : fs::directory_iterator(dir)) written.push_back(entry.path().filename().string());
@@ -42,7 +42,6 @@ TEST(TokenizerFiles, ListIsWhatEveryKindWritesAndReads) {
       EXPECT_EQ(tokenizer_file_in(dir, tok->kind()), dir / main_file);
     }
     EXPECT_EQ(load_tokenizer(dir, tok->kind())->hash(), tok->hash()) << tok->kind();
-    fs::remove_all(dir);
   }
 }
 
