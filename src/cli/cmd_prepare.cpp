@@ -117,9 +117,9 @@ Run add_prepare(CLI::App& app) {
   cmd->add_flag("--force", o.force, "replace the data directory at --out");
   cmd->add_flag("--json", a->json, "print a summary as one JSON object on stdout");
   return [a]() {
-    PrepareOptions& o = a->options;
-    o.data = a->data;
-    o.out = a->out;
+    PrepareOptions& options = a->options;
+    options.data = a->data;
+    options.out = a->out;
     apply_threads_flag(a->threads);
     const std::unique_ptr<Tokenizer> tokenizer = a->tokenizer.empty() ? nullptr : load_tokenizer_dir(a->tokenizer);
     // The first SIGINT or SIGTERM stops after the round under way and removes what was written;
@@ -130,7 +130,7 @@ Run add_prepare(CLI::App& app) {
     PassProgress line(stderr);
     PrepareProgress last;
     const PrepareResult r = prepare_data(
-        o, tokenizer.get(),
+        options, tokenizer.get(),
         [&](const PrepareProgress& p) {
           last = p;
           line.update(p);
@@ -152,7 +152,7 @@ Run add_prepare(CLI::App& app) {
                    r.skipped_special, r.skipped_special == 1 ? "y" : "ies");
     if (r.unknown.count > 0)
       std::fprintf(stderr, "note: %s %s (--unknown), the first in %s\n", r.unknown.describe().c_str(),
-                   o.unknown == Unknown::kSkip ? "left out" : "replaced", r.unknown_file.c_str());
+                   options.unknown == Unknown::kSkip ? "left out" : "replaced", r.unknown_file.c_str());
     if (a->json) {
       const nlohmann::json summary = {
           {"out", r.out.string()},

@@ -83,12 +83,12 @@ int run_train(const Word2VecArgs& a) {
     last = p;
     const double rate = p.seconds > 0 ? static_cast<double>(p.words_done) / p.seconds : 0;
     const double eta = rate > 0 ? static_cast<double>(p.words_total - p.words_done) / rate : 0;
-    char text[192];
-    std::snprintf(text, sizeof text, "words %lld/%lld (%.1f%%) | alpha %.6f | %.0f words/s | ETA %s",
+    char line_text[192];
+    std::snprintf(line_text, sizeof line_text, "words %lld/%lld (%.1f%%) | alpha %.6f | %.0f words/s | ETA %s",
                   static_cast<long long>(p.words_done), static_cast<long long>(p.words_total),
                   100.0 * static_cast<double>(p.words_done) / static_cast<double>(p.words_total), p.alpha, rate,
                   ProgressLine::format_duration(eta).c_str());
-    line.show(text);
+    line.show(line_text);
     metrics.write({{"words", p.words_done}, {"words_total", p.words_total}, {"alpha", p.alpha},
                    {"words_per_s", rate}, {"seconds", p.seconds}});
   };
