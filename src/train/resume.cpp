@@ -61,11 +61,11 @@ void merge_resumed_options(const std::vector<Field>& merged, const std::vector<F
                 std::to_string(saved_step) + ")");
 }
 
-fs::path resolve_resume_path(const fs::path& what, fs::path& dir) {
+fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::string& command) {
   std::error_code ec;
   const auto st = fs::status(what, ec);
   if (st.type() == fs::file_type::not_found)
-    throw Error(what.string() + ": does not exist (--resume takes a model directory written by potop train)");
+    throw Error(what.string() + ": does not exist (--resume takes a model directory written by " + command + ")");
   if (ec) throw Error(what.string() + ": cannot access (" + ec.message() + ")");
   if (fs::is_directory(st)) {
     dir = what;
@@ -74,7 +74,7 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir) {
     if (fs::exists(what / "latest.safetensors", ec))
       throw Error(state.string() + ": missing, so " + what.string() +
                   " cannot be resumed (it holds weights only: written by an older potop, or the state was removed)");
-    throw Error(what.string() + ": not a model directory from potop train (no " + kResumeFile + ")");
+    throw Error(what.string() + ": not a model directory from " + command + " (no " + kResumeFile + ")");
   }
   dir = what.parent_path();
   if (dir.empty()) dir = ".";

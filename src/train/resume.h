@@ -17,8 +17,9 @@ namespace potop {
 namespace fs = std::filesystem;
 
 // The state file that `--resume what` names: a directory (its resume.safetensors) or a state
-// file inside a model directory. Sets dir to the model directory. Errors name the path.
-fs::path resolve_resume_path(const fs::path& what, fs::path& dir);
+// file inside a model directory. Sets dir to the model directory. Errors name the path and the
+// command that writes such a directory.
+fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::string& command = "potop train");
 
 // The options of a resumed run, of any model's Options (derived from RunOptions, its field list
 // found by fields_of(Options&)): the checkpoint's, with the options named in control.given taken

@@ -25,7 +25,7 @@ RunKit::~RunKit() = default;
 
 void RunKit::open_state() {
   if (state_file_) return;
-  state_file_.emplace(resolve_resume_path(control_.resume, out_));
+  state_file_.emplace(resolve_resume_path(control_.resume, out_, command_));
   state_ = read_train_state(*state_file_);
   const std::string kind = read_model_kind(*state_file_);
   if (!kind.empty() && kind != kind_)
