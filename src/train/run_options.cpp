@@ -49,20 +49,19 @@ std::vector<Field> run_option_fields(RunOptions& o, const std::vector<std::strin
   return fields;
 }
 
-namespace {
-
-void require(bool ok, const std::string& flag, const std::string& what) {
+void require_option(bool ok, const std::string& flag, const std::string& what) {
   if (!ok) throw Error("--" + flag + " " + what);
 }
-std::string num(double v) {
+
+std::string option_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
-}  // namespace
-
 void validate(const RunOptions& o) {
+  const auto require = require_option;
+  const auto num = option_number;
   require(!o.out.empty(), "out", "must name a directory");
   for (auto [flag, value] : {std::pair{"batch-size", o.batch_size}, {"grad-accum", o.grad_accum}, {"steps", o.steps},
                              {"eval-interval", o.eval_interval}, {"eval-iters", o.eval_iters},

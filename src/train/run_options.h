@@ -61,6 +61,11 @@ std::vector<Field> run_option_fields(RunOptions& options, const std::vector<std:
 // and in range, ...).
 void validate(const RunOptions& options);
 
+// For the validation of a model's own options, worded as the run's: "--<flag> <what>" when !ok.
+void require_option(bool ok, const std::string& flag, const std::string& what);
+// A value in a message, as a person would write it (%g).
+std::string option_number(double value);
+
 // --name, --name2: the flags given on the command line of a resumed run that would move its data
 // split and so are refused without --allow-data-change.
 inline const std::vector<std::string> kSplitOptions = {"val-fraction", "dev-size", "test-size", "columns"};

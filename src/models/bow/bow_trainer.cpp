@@ -16,6 +16,7 @@
 #include "tokenizer/utf8.h"
 #include "train/evaluate.h"
 #include "train/run_kit.h"
+#include "train/window_batches.h"
 
 namespace potop {
 
@@ -91,8 +92,7 @@ RunResult train_bow(const BowOptions& requested, std::FILE* log, const RunContro
     m.set_idf(df, documents);
   });
   kit.parallel().reserve({B, T});
-  BatchSampler sampler(split.train, B, T, hash64(options.seed, 1));
-  if (kit.resuming()) sampler.set_state(kit.state().sampler);
+  WindowBatches windows(kit, split.train, split.val, B, T, options);
 
   std::fprintf(log, "data: %s: %s tokenizer, vocabulary %d words, train %zu / val %zu words\n", options.data.c_str(),
                tokenizer->kind().c_str(), tokenizer->size(), split.train.size(), split.val.size());
@@ -106,19 +106,9 @@ RunResult train_bow(const BowOptions& requested, std::FILE* log, const RunContro
   if (config.attention == BowAttention::kIdf && !kit.resuming())
     std::fprintf(log, "idf: document frequencies over %ld lines of the training words\n", documents);
 
-  const uint64_t eval_seed = hash64(options.seed, 2);
-  std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
   ModelJob job;
-  job.next_batch = [&](long) {
-    sampler.next(x.data(), y.data());
-    return Batch{{B, T}, x.data(), y.data()};
-  };
-  job.skip_batch = [&] { sampler.skip(); };
-  job.evaluate = [&](int, const std::function<bool()>& stop) {
-    return evaluate_train_val(kit.parallel(), split.train, split.val, B, T, options.eval_iters, eval_seed, x, y, stop);
-  };
-  job.tokens_per_batch = long(B) * T, job.d_model = config.n_embd;
-  job.sampler_state = [&] { return sampler.state(); };
+  windows.fill(job, kit.parallel());
+  job.d_model = config.n_embd;
   job.write_model_files = [&](const nlohmann::json& saved) {
     save_model_files(options.out, kBowKind, to_json(config), *tokenizer, saved);
   };

@@ -56,20 +56,9 @@ nlohmann::json to_json(const TrainOptions& options) {
   return fields_to_json(option_fields(copy));
 }
 
-namespace {
-
-void require(bool ok, const std::string& flag, const std::string& what) {
-  if (!ok) throw Error("--" + flag + " " + what);
-}
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
-
 void validate(const TrainOptions& o) {
+  const auto require = require_option;
+  const auto num = option_number;
   require(!o.data.empty(), "data", "is required (a UTF-8 text file to train on)");
   validate(static_cast<const RunOptions&>(o));
   require(o.tokenizer.empty() || o.init_from.empty(), "tokenizer",

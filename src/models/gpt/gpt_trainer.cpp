@@ -24,6 +24,7 @@
 #include "tokenizer/word_tokenizer.h"
 #include "train/evaluate.h"
 #include "train/run_kit.h"
+#include "train/window_batches.h"
 #include "models/word2vec/init_embeddings.h"
 
 namespace potop {
@@ -192,9 +193,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const RunContro
     if (!options.init_embeddings.empty()) start_embeddings(m, *data.tokenizer, options.init_embeddings, log);
   });
   kit.parallel().reserve({B, T});
-  const TokenView train_tokens = data.corpus.train(), val_tokens = data.corpus.val();
-  BatchSampler sampler(train_tokens, B, T, hash64(options.seed, 1));
-  if (kit.resuming()) sampler.set_state(kit.state().sampler);
+  WindowBatches windows(kit, data.corpus.train(), data.corpus.val(), B, T, options);
 
   std::fprintf(log, "%s\n", data.summary.c_str());
   if (data.base) std::fprintf(log, "fine-tuning from %s\n", data.base->choice.c_str());
@@ -205,19 +204,9 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const RunContro
     std::fprintf(log, "note: %s: %s %s (--unknown)\n", options.data.c_str(), data.unknown.describe().c_str(),
                  options.unknown == Unknown::kSkip ? "left out" : "replaced");
 
-  const uint64_t eval_seed = hash64(options.seed, 2);
-  std::vector<int> x(size_t(B) * T), y(size_t(B) * T);
   ModelJob job;
-  job.next_batch = [&](long) {
-    sampler.next(x.data(), y.data());
-    return Batch{{B, T}, x.data(), y.data()};
-  };
-  job.skip_batch = [&] { sampler.skip(); };
-  job.evaluate = [&](int, const std::function<bool()>& stop) {
-    return evaluate_train_val(kit.parallel(), train_tokens, val_tokens, B, T, options.eval_iters, eval_seed, x, y, stop);
-  };
-  job.tokens_per_batch = long(B) * T, job.d_model = config.n_embd;
-  job.sampler_state = [&] { return sampler.state(); };
+  windows.fill(job, kit.parallel());
+  job.d_model = config.n_embd;
   job.write_model_files = [&](const nlohmann::json& saved) { save_model_files(options.out, config, *data.tokenizer, saved); };
   return kit.run(job, *data.tokenizer, to_json(config), to_json(options), data.hash);
 }
