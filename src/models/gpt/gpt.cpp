@@ -17,8 +17,8 @@
 
 namespace potop {
 
-struct GptLayers {
-  explicit GptLayers(const GPTConfig& c);
+struct GPT::Layers {
+  explicit Layers(const GPTConfig& c);
 
   GPTConfig config;
   LayerBuilder built;  // what the layers below declared: the parameter layout, the activation plan
@@ -28,7 +28,16 @@ struct GptLayers {
   std::vector<const AttentionLayer*> attention;  // block l's self-attention, for pictures
 };
 
-GptLayers::GptLayers(const GPTConfig& c)
+namespace {
+
+const GPTConfig& validated(const GPTConfig& c) {
+  c.validate();
+  return c;
+}
+
+}  // namespace
+
+GPT::Layers::Layers(const GPTConfig& c)
     : config(validated(c)),
       embed(built, "", c.vocab_size, c.block_size, c.n_embd, c.positions),
       blocks(built, c.norm, c.n_embd),
@@ -50,11 +59,18 @@ GptLayers::GptLayers(const GPTConfig& c)
   if (c.norm == NormPlacement::kPre) blocks.set_final_norm(built, LayerNormParams(built, "ln_f", c.n_embd, c.bias));
 }
 
-GPT::GPT(const GPTConfig& config) : BuiltModel(config) { acts_ = activations_of(layers_->built.acts); }
-
-GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared) : BuiltModel(std::move(layers), shared) {
-  acts_ = activations_of(layers_->built.acts);
+GPT::GPT(const GPTConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
+  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
 }
+
+GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
+    : layers_(std::move(layers)), params_(shared.replica()) {
+  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+}
+
+std::unique_ptr<Model> GPT::replica() const { return std::unique_ptr<Model>(new GPT(layers_, params_)); }
+
+const GPTConfig& GPT::config() const { return layers_->config; }
 
 MemoryPlan GPT::plan(const GPTConfig& config, const BatchShape& shape) {
   const Layers layers(config);

@@ -20,14 +20,11 @@
 #include "nn/activations.h"
 #include "nn/kv_cache.h"
 #include "nn/layer.h"
-#include "nn/built_model.h"
 #include "nn/model.h"
 
 namespace potop {
 
-struct GptLayers;  // its layers (gpt.cpp)
-
-class GPT final : public BuiltModel<GPT, GptLayers, GPTConfig> {
+class GPT final : public Model {
  public:
   explicit GPT(const GPTConfig& config);  // parameters zero: init_weights, or load them
   // What GPT(config) and reserve(shape) would allocate, computed from the same layouts without
@@ -37,12 +34,19 @@ class GPT final : public BuiltModel<GPT, GptLayers, GPTConfig> {
   // order, without allocating them.
   static Layout parameter_layout(const GPTConfig& config);
 
+  void init_weights(uint64_t seed) { params_.init(seed); }
+  const GPTConfig& config() const;
+  size_t num_parameters() const { return params_.count(); }
 
   // The model contract.
+  ParameterSet& parameters() override { return params_; }
+  const ParameterSet& parameters() const override { return params_; }
   void reserve(const BatchShape& shape) override;
   float forward(const Batch& batch, const Pass& pass) override;
   int counted_targets() const override { return counted_; }
   void backward(float loss_scale) override;
+  std::unique_ptr<Model> replica() const override;
+  MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   // Generation: tokens (1, T) continue the sequence whose keys and values the cache holds
   // (cache.length positions), and are appended to it. No dropout, no loss.
@@ -62,11 +66,12 @@ class GPT final : public BuiltModel<GPT, GptLayers, GPTConfig> {
   const float* attention(int layer);
 
  private:
-  friend class BuiltModel<GPT, GptLayers, GPTConfig>;
-  using Layers = GptLayers;
+  struct Layers;
   explicit GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared);
   float run_forward(const int* tokens, const int* targets, const LayerPass& pass);
 
+  std::shared_ptr<const Layers> layers_;  // the architecture: shared by replicas, never changed
+  ParameterSet params_;
   Activations acts_;
   // The last forward: what backward and the accessors read.
   LayerPass last_{};
