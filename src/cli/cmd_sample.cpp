@@ -76,7 +76,7 @@ Run add_sample(CLI::App& app) {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
-    LoadedModel m = load_model(a->model);
+    LoadedGpt m = load_gpt(a->model);
     const Tokenizer& tokenizer = *m.tokenizer;
     const std::string prompt = read_prompt(*a, tokenizer);
     const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");

@@ -81,7 +81,7 @@ Run add_serve(CLI::App& app) {
     check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
-    LoadedModel m = load_model(a->model);
+    LoadedGpt m = load_gpt(a->model);
     announce(m);
     // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
     // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting

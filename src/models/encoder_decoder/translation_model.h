@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "checkpoint/model_dir.h"
 #include "checkpoint/weights.h"
 #include "models/encoder_decoder/encoder_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -25,17 +26,13 @@ ModelHeader encoder_decoder_header(const EncoderDecoderConfig& config, const Tok
 void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& config, const Tokenizer& tokenizer,
                             const std::string& source, const std::string& target, const nlohmann::json& training);
 
-struct TranslationModel {
-  EncoderDecoderConfig config;
-  std::unique_ptr<EncoderDecoder> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-  std::string source, target;  // languages
-  nlohmann::json training;
-  std::string choice;  // which checkpoint, and why (for stderr)
+struct TranslationModel : LoadedAs<EncoderDecoder, EncoderDecoderConfig> {
+  std::string source, target;  // languages ("?" for a lone weights file, which does not say)
 };
 
-// Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint). A
-// GPT's directory, or anything else, is one clear potop::Error naming the file.
+// Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint)
+// through the one loader of every kind (checkpoint/model_dir.h). A GPT's directory, or anything
+// else, is one clear potop::Error naming it.
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which = "");
 
 }  // namespace potop

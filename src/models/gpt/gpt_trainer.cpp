@@ -139,7 +139,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
   // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, the prepared
   // data's, or one token per character of the text. Prepared ids must be of that tokenizer.
   std::unique_ptr<Tokenizer> tokenizer;
-  std::optional<LoadedModel> base;  // --init-from
+  std::optional<LoadedGpt> base;  // --init-from
   if (resuming) {
     tokenizer = load_tokenizer_dir(out);
     if (tokenizer->hash() != state.vocab_hash) {
@@ -153,7 +153,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const TrainCont
                   hash_hex(state.data_hash) + " from " + state.options.value("data", std::string("?")) +
                   "); pass --allow-data-change to continue on this " + (prepared ? "data" : "text"));
   } else if (!options.init_from.empty()) {
-    base.emplace(load_model_dir(options.init_from));
+    base.emplace(load_gpt_dir(options.init_from));
     options.model = fine_tuned_config(base->config, options.model, control.given, options.init_from);
     tokenizer = std::move(base->tokenizer);
     if (prepared) check_tokenizer(*prepared, *tokenizer, "the tokenizer of --init-from " + options.init_from);
