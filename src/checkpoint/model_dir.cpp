@@ -26,7 +26,13 @@ nlohmann::json parse_json_file(const fs::path& path) {
 // The kind a config.json or a weights file names ("gpt" when it names none: older versions
 // wrote none), checked against the one the caller needs.
 const ModelKind& kind_named(const std::string& name, const std::string& where, const std::string& wanted) {
-  const ModelKind& kind = model_kind(name.empty() ? "gpt" : name);
+  const ModelKind* found = nullptr;
+  try {
+    found = &model_kind(name.empty() ? "gpt" : name);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  const ModelKind& kind = *found;
   if (!wanted.empty() && kind.name != wanted) throw wrong_kind(where, kind, model_kind(wanted).noun);
   return kind;
 }
