@@ -1,16 +1,10 @@
 #include "models/kinds.h"
 
-#include <algorithm>
-
 #include "models/bow/bow_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
 
 namespace potop {
-
-bool ModelKind::takes(const std::string& command) const {
-  return std::find(commands.begin(), commands.end(), command) != commands.end();
-}
 
 const std::vector<const ModelKind*>& model_kinds() {
   static const std::vector<const ModelKind*> kinds = {&gpt_kind(), &encoder_decoder_kind(), &bow_kind()};

@@ -29,12 +29,10 @@ struct ModelKind {
 
   // The config from JSON (fields absent keep their defaults), validated and written back with
   // every field: the normalized config the other functions take. Errors name `source`.
-  std::function<nlohmann::json(const nlohmann::json& config, const std::string& source)> normalize;
-  std::function<Layout(const nlohmann::json& config)> parameter_layout;
-  std::function<std::unique_ptr<Model>(const nlohmann::json& config)> make;  // parameters zero
-  std::function<std::string(const nlohmann::json& config)> describe;         // for potop info
-
-  bool takes(const std::string& command) const;
+  std::function<nlohmann::json(const nlohmann::json& config, const std::string& source)> normalize = {};
+  std::function<Layout(const nlohmann::json& config)> parameter_layout = {};
+  std::function<std::unique_ptr<Model>(const nlohmann::json& config)> make = {};  // parameters zero
+  std::function<std::string(const nlohmann::json& config)> describe = {};  // a line for potop info
 };
 
 // Every kind, in the order `potop info` and errors list them.
@@ -46,21 +44,23 @@ const ModelKind& model_kind(const std::string& name);
 // kind it cannot use, told which command takes it.
 Error wrong_kind(const std::string& where, const ModelKind& kind, const std::string& wanted);
 
-// The functions of a row for a model class M with config Config, which offer what every model
-// of potop offers: update_from_json, validate, to_json, M::parameter_layout, M(config).
+// A row for a model class M with config Config: `row` with normalize, parameter_layout and make
+// filled in from what every model of potop offers (update_from_json, validate, to_json,
+// M::parameter_layout, M(config)).
 template <class M, class Config>
-void fill_model_functions(ModelKind& kind) {
+ModelKind model_kind_row(ModelKind row) {
   auto parse = [](const nlohmann::json& j, const std::string& source) {
     Config config;
     update_from_json(config, j, source);
     config.validate(source);
     return config;
   };
-  kind.normalize = [parse](const nlohmann::json& j, const std::string& source) { return to_json(parse(j, source)); };
-  kind.parameter_layout = [parse](const nlohmann::json& j) { return M::parameter_layout(parse(j, "config")); };
-  kind.make = [parse](const nlohmann::json& j) -> std::unique_ptr<Model> {
+  row.normalize = [parse](const nlohmann::json& j, const std::string& source) { return to_json(parse(j, source)); };
+  row.parameter_layout = [parse](const nlohmann::json& j) { return M::parameter_layout(parse(j, "config")); };
+  row.make = [parse](const nlohmann::json& j) -> std::unique_ptr<Model> {
     return std::make_unique<M>(parse(j, "config"));
   };
+  return row;
 }
 
 // The typed config of a normalized JSON config (a row's normalize output).

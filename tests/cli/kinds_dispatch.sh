@@ -10,26 +10,15 @@ source "$(dirname "$0")/lib.sh"
 
 make_corpus train.txt 3000
 make_corpus held.txt 400
-# Sentence pairs: a sequence of words and the same sequence (a copy task), deterministic.
-words=(kot pies dom las rzeka góra morze niebo)
-seed=11
-: >pairs.tsv
-for ((i = 0; i < 300; i++)); do
-  seed=$(((seed * 1103515245 + 12345) % 2147483648))
-  n=$((3 + (seed >> 8) % 3)) line=()
-  for ((k = 0; k < n; k++)); do
-    seed=$(((seed * 1103515245 + 12345) % 2147483648))
-    line+=("${words[$(((seed >> 8) % 8))]}")
-  done
-  printf '%s\t%s\n' "${line[*]}" "${line[*]}" >>pairs.tsv
-done
+# Sentence pairs: four words of the corpus and the same four words (a copy task).
+tr -s ' \n.' '\n' <train.txt | head -n 1200 | paste -d ' ' - - - - | awk '{ print $0 "\t" $0 }' >pairs.tsv
 
 "$POTOP" train --data train.txt --out gpt --n-layer 1 --n-head 2 --n-embd 16 --block-size 16 --batch-size 4 \
   --eval-iters 1 --eval-interval 3 --steps 3 --threads 1 2>gpt.log || fail "train a GPT: $(tail -n 3 gpt.log)"
 "$POTOP" bow train --data train.txt --out bow --dim 8 --block-size 8 --batch-size 4 --eval-interval 3 --eval-iters 1 \
   --steps 3 --threads 1 --min-count 2 2>bow.log || fail "bow train: $(tail -n 3 bow.log)"
 "$POTOP" translate train --data pairs.tsv --out mt --columns fwd,rev --source fwd --target rev --vocab-size 300 \
-  --n-layer 1 --n-head 2 --n-embd 16 --block-size 16 --batch-tokens 64 --eval-interval 3 --eval-sentences 5 \
+  --n-layer 1 --n-head 2 --n-embd 16 --block-size 32 --batch-tokens 128 --eval-interval 3 --eval-sentences 5 \
   --dev-size 20 --test-size 20 --steps 3 --threads 1 2>mt.log || fail "translate train: $(tail -n 3 mt.log)"
 
 # potop info: the kind, its config and tokenizer, and a translation model's languages.

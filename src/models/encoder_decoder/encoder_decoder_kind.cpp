@@ -6,29 +6,26 @@ namespace potop {
 
 namespace {
 
-ModelKind make_encoder_decoder_kind() {
-  ModelKind k;
-  k.name = "encoder-decoder";
-  k.description = "an encoder-decoder translation model";
-  k.noun = "a translation model";
-  k.tokenizer = "bpe";
-  k.commands = {"info", "eval", "translate", "translate eval", "translate attention"};
-  k.hint = "use potop translate (translate eval, translate attention)";
-  fill_model_functions<EncoderDecoder, EncoderDecoderConfig>(k);
-  k.describe = [](const nlohmann::json& j) {
-    const EncoderDecoderConfig c = config_from_json<EncoderDecoderConfig>(j);
-    return "encoder-decoder, " + std::to_string(c.n_layer) + "+" + std::to_string(c.n_layer) + " layers, " +
-           std::to_string(c.n_head) + " heads, " + std::to_string(c.n_embd) + " wide, block " +
-           std::to_string(c.block_size) + ", " + to_string(c.norm) + "-LN, " + to_string(c.activation) + ", " +
-           to_string(c.positions) + " positions";
-  };
-  return k;
+std::string describe_encoder_decoder(const nlohmann::json& j) {
+  const EncoderDecoderConfig c = config_from_json<EncoderDecoderConfig>(j);
+  return "encoder-decoder, " + std::to_string(c.n_layer) + "+" + std::to_string(c.n_layer) + " layers, " +
+         std::to_string(c.n_head) + " heads, " + std::to_string(c.n_embd) + " wide, block " +
+         std::to_string(c.block_size) + ", " + to_string(c.norm) + "-LN, " + to_string(c.activation) + ", " +
+         to_string(c.positions) + " positions";
 }
 
 }  // namespace
 
 const ModelKind& encoder_decoder_kind() {
-  static const ModelKind kind = make_encoder_decoder_kind();
+  static const ModelKind kind = model_kind_row<EncoderDecoder, EncoderDecoderConfig>({
+      .name = "encoder-decoder",
+      .description = "an encoder-decoder translation model",
+      .noun = "a translation model",
+      .tokenizer = "bpe",
+      .commands = {"info", "eval", "translate", "translate eval", "translate attention"},
+      .hint = "use potop translate (translate eval, translate attention)",
+      .describe = describe_encoder_decoder,
+  });
   return kind;
 }
 
