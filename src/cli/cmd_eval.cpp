@@ -21,6 +21,7 @@
 #include "data/text_file.h"
 #include "models/bow/bow_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
+#include "models/encoder_decoder/translation_model.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
 #include "tokenizer/utf8.h"
@@ -124,26 +125,13 @@ int eval_windows_of_text(const EvalArgs& a, LoadedModel& m) {
   return 0;
 }
 
-// Which column of a pairs file is the model's source: the file's languages are --columns, or
-// those of the data the model was trained on.
-bool source_is_first(const EvalArgs& a, const LoadedModel& m, const std::string& data) {
-  const std::string columns = !a.columns.empty() ? a.columns : m.training.value("columns", std::string("en,pl"));
-  const std::string source = m.files.value("source", std::string("?")), target = m.files.value("target", std::string("?"));
-  const size_t comma = columns.find(',');
-  if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
-  const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
-  if ((source != first && source != second) || (target != first && target != second))
-    throw Error(data + ": its columns (" + columns + ") are not the model's languages " + source + " and " + target);
-  return source == first;
-}
-
 // A translation model on a TSV of pairs: the loss of each reference target given its source,
 // per target token (</s> included), over every pair that fits the model's block size.
-int eval_pairs(const EvalArgs& a, LoadedModel& m) {
+int eval_pairs(const EvalArgs& a, const TranslationModel& m) {
   const std::string data = !a.data.empty() ? a.data : (fs::path(a.model.model) / "test.tsv").string();
-  const bool source_first = source_is_first(a, m, data);
+  const bool source_first = source_is_first_column(m, a.columns, data);
   const PairFile file = read_pairs(data);
-  const int block = m.config.at("block_size").get<int>();
+  const int block = m.config.block_size;
   std::vector<EncodedPair> examples;
   int too_long = 0;
   for (const SentencePair& p : file.pairs) {
@@ -159,15 +147,15 @@ int eval_pairs(const EvalArgs& a, LoadedModel& m) {
   }
   if (examples.empty()) throw Error(data + ": no pair fits in the model's block size " + std::to_string(block));
   announce(m);
-  // The model's probabilities, not the label-smoothed training loss: the same weights, built
-  // again without smoothing.
-  nlohmann::json plain = m.config;
-  plain["label_smoothing"] = 0.0;
-  std::unique_ptr<Model> model = m.kind->make(plain);
-  std::memcpy(model->parameters().values().data(), m.model->parameters().values().data(),
-              m.model->parameters().values().bytes());
+  // The model's probabilities, not the label-smoothed training loss: the same weights in a model
+  // built without smoothing.
+  EncoderDecoderConfig plain = m.config;
+  plain.label_smoothing = 0;
+  EncoderDecoder model(plain);
+  const Arena& weights = m.model->parameters().values();
+  std::memcpy(model.parameters().values().data(), weights.data(), weights.bytes());
   PairBatches batches(examples, std::max(1, a.batch_size) * block, 0);
-  BatchParallel parallel(*model, get_threads());
+  BatchParallel parallel(model, get_threads());
   int next = 0;
   const LossTotal total = evaluate_loss(parallel, [&](Batch& b) {
     if (next == batches.size()) return false;
@@ -176,7 +164,7 @@ int eval_pairs(const EvalArgs& a, LoadedModel& m) {
   });
   const double loss = total.mean(), perplexity = std::exp(loss);
   if (a.json) {
-    print_json({{"kind", m.kind->name},
+    print_json({{"kind", encoder_decoder_kind().name},
                 {"loss", loss},
                 {"perplexity", perplexity},
                 {"tokens", total.targets},
@@ -218,7 +206,7 @@ Run add_eval(CLI::App& app) {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
     a->unknown_given = unknown->count() > 0;
     LoadedModel m = load_model(a->model);
-    if (m.kind == &encoder_decoder_kind()) return eval_pairs(*a, m);
+    if (m.kind == &encoder_decoder_kind()) return eval_pairs(*a, as_translation_model(std::move(m)));
     return eval_windows_of_text(*a, m);
   };
 }

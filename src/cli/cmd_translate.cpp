@@ -174,15 +174,7 @@ Run add_translate(CLI::App& app) {
     }
     if (eval->parsed()) {
       TranslationModel m = load_model_with(eval_args->model, load_translation_model);
-      std::string columns = *eval_columns;
-      if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
-      const size_t comma = columns.find(',');
-      if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
-      const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
-      if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
-        throw Error("--data " + *eval_data + ": its columns (" + columns + ") are not the model's languages " +
-                    m.source + " and " + m.target);
-      const bool source_first = m.source == first;
+      const bool source_first = source_is_first_column(m, *eval_columns, *eval_data);
       const PairFile file = read_pairs(*eval_data);
       std::vector<std::string> hyps, refs;
       std::vector<std::vector<int>> sources;

@@ -19,11 +19,26 @@ void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& con
 }
 
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which) {
+  return as_translation_model(load_model_dir(dir, which, kEncoderDecoderKind));
+}
+
+TranslationModel as_translation_model(LoadedModel&& loaded) {
   TranslationModel out;
   static_cast<LoadedAs<EncoderDecoder, EncoderDecoderConfig>&>(out) =
-      load_model_dir_as<EncoderDecoder, EncoderDecoderConfig>(dir, which, kEncoderDecoderKind);
+      loaded_as<EncoderDecoder, EncoderDecoderConfig>(std::move(loaded));
   out.source = out.files.value("source", std::string("?")), out.target = out.files.value("target", std::string("?"));
   return out;
+}
+
+bool source_is_first_column(const TranslationModel& m, std::string columns, const std::string& data) {
+  if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
+  const size_t comma = columns.find(',');
+  if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
+  const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
+  if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
+    throw Error("--data " + data + ": its columns (" + columns + ") are not the model's languages " + m.source +
+                " and " + m.target);
+  return m.source == first;
 }
 
 }  // namespace potop

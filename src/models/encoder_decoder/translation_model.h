@@ -30,9 +30,16 @@ struct TranslationModel : LoadedAs<EncoderDecoder, EncoderDecoderConfig> {
   std::string source, target;  // languages ("?" for a lone weights file, which does not say)
 };
 
+// Whether the model's source language is the first column of a pairs file whose columns are
+// `columns` ("en,pl"; empty: those of the data the model was trained on, its training "columns").
+// Columns that are not the model's two languages are an Error naming `data`.
+bool source_is_first_column(const TranslationModel& model, std::string columns, const std::string& data);
+
 // Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint)
 // through the one loader of every kind (checkpoint/model_dir.h). A GPT's directory, or anything
 // else, is one clear potop::Error naming it.
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which = "");
+// A model load_model_dir loaded, of kind encoder-decoder, as a TranslationModel.
+TranslationModel as_translation_model(LoadedModel&& loaded);
 
 }  // namespace potop
