@@ -31,15 +31,6 @@ struct BowLM::Layers {
   std::unique_ptr<TiedLMHead> head;
 };
 
-namespace {
-
-const BowConfig& validated(const BowConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
 BowLM::Layers::Layers(const BowConfig& c) : config(validated(c)) {
   const int V = c.vocab_size, d = c.n_embd, T = c.block_size, H = c.attn_hidden, F = c.features();
   LayerBuilder& b = built;
@@ -76,12 +67,12 @@ BowLM::Layers::Layers(const BowConfig& c) : config(validated(c)) {
 }
 
 BowLM::BowLM(const BowConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 BowLM::BowLM(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
     : layers_(std::move(layers)), params_(shared.replica()) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 std::unique_ptr<Model> BowLM::replica() const { return std::unique_ptr<Model>(new BowLM(layers_, params_)); }

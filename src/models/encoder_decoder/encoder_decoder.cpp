@@ -31,15 +31,6 @@ struct EncoderDecoder::Layers {
   std::vector<const AttentionLayer*> cross;  // decoder block l's cross-attention, for pictures
 };
 
-namespace {
-
-const EncoderDecoderConfig& validated(const EncoderDecoderConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
 EncoderDecoder::Layers::Layers(const EncoderDecoderConfig& c) : config(validated(c)) {
   const int C = c.n_embd;
   const float scale = std::sqrt(static_cast<float>(C));
@@ -90,8 +81,8 @@ EncoderDecoder::EncoderDecoder(std::shared_ptr<const Layers> layers, const Param
 }
 
 void EncoderDecoder::bind_activations() {
-  enc_acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->enc_acts));
-  dec_acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+  enc_acts_ = Activations(layers_, layers_->enc_acts);
+  dec_acts_ = Activations(layers_, layers_->built.acts);
 }
 
 std::unique_ptr<Model> EncoderDecoder::replica() const {

@@ -28,15 +28,6 @@ struct GPT::Layers {
   std::vector<const AttentionLayer*> attention;  // block l's self-attention, for pictures
 };
 
-namespace {
-
-const GPTConfig& validated(const GPTConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
 GPT::Layers::Layers(const GPTConfig& c)
     : config(validated(c)),
       embed(built, "", c.vocab_size, c.block_size, c.n_embd, c.positions),
@@ -60,12 +51,12 @@ GPT::Layers::Layers(const GPTConfig& c)
 }
 
 GPT::GPT(const GPTConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
     : layers_(std::move(layers)), params_(shared.replica()) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 std::unique_ptr<Model> GPT::replica() const { return std::unique_ptr<Model>(new GPT(layers_, params_)); }
