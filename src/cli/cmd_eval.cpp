@@ -202,11 +202,17 @@ Run add_eval(CLI::App& app) {
   cmd->add_option("--batch-size", a->batch_size, "windows (sentences) per forward pass")->capture_default_str();
   cmd->add_option("--stride", a->stride, "window advance; 0 = block size (non-overlapping)")->capture_default_str();
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
-  return [a, unknown]() {
+  return [a, cmd, unknown]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
     a->unknown_given = unknown->count() > 0;
     LoadedModel m = load_model(a->model);
-    if (m.kind == &encoder_decoder_kind()) return eval_pairs(*a, as_translation_model(std::move(m)));
+    const bool pairs = m.kind == &encoder_decoder_kind();
+    // Flags of the other way of scoring are refused, not ignored.
+    for (const char* flag : pairs ? std::vector<const char*>{"--split", "--stride", "--unknown"}
+                                  : std::vector<const char*>{"--columns"})
+      if (cmd->get_option(flag)->count() > 0)
+        throw Error(std::string(flag) + ": not for " + m.kind->noun + " (" + a->model.model + ")");
+    if (pairs) return eval_pairs(*a, as_translation_model(std::move(m)));
     return eval_windows_of_text(*a, m);
   };
 }

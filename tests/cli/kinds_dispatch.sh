@@ -65,6 +65,7 @@ expect_error "serve of a translation model" 1 strict "mt" "encoder-decoder" "not
 expect_error "attention of a translation model" 1 strict "mt" "encoder-decoder" "translate attention" -- attention -m mt -p "kot pies"
 expect_error "translate of a GPT" 1 strict "gpt" "decoder-only" "potop sample" -- translate -m gpt
 expect_error "eval of a GPT without --data" 1 strict "--data" -- eval -m gpt
+expect_error "eval of a translation model with --stride" 1 strict "--stride" "not for a translation model" -- eval -m mt --stride 3
 printf '{"kind": "lstm", "model": {}}\n' >config.json && mkdir -p lstm && mv config.json lstm/
 expect_error "an unknown kind" 1 strict "lstm: unknown model kind 'lstm'" "gpt" "bow" "encoder-decoder" -- info -m lstm
 for dir in gpt bow mt; do
