@@ -96,7 +96,7 @@ Run add_info(CLI::App& app) {
     }
     std::printf("model: %s: %s\n", dir.string().c_str(), kind.describe(files.config).c_str());
     if (has_languages)
-      std::printf("translates: %s -> %s\n", files.files["source"].dump().c_str(), files.files["target"].dump().c_str());
+      std::printf("translates: %s -> %s\n", files.files.value("source", "?").c_str(), files.files.value("target", "?").c_str());
     std::printf("parameters: %zu (%s as float32)\n", parameters, format_bytes(parameters * sizeof(float)).c_str());
     std::printf("tokenizer: %s, %d tokens\n", files.tokenizer->kind().c_str(), files.tokenizer->size());
     const nlohmann::json& t = files.training;

@@ -6,8 +6,7 @@ namespace potop::cli {
 
 void add_model_options(CLI::App* cmd, ModelArgs& a, bool required) {
   auto* model = cmd->add_option("-m,--model", a.model,
-                                "model directory (from potop train, bow train or translate train), or one of its "
-                                ".safetensors files");
+                                "model directory (see potop info), or one of its .safetensors files");
   if (required) model->required();
   cmd->add_option("--checkpoint", a.checkpoint,
                   "which weights: best, latest, resume, step-N or a .safetensors path (default: the newest that is "
