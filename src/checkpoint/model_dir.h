@@ -19,8 +19,8 @@
 #include "checkpoint/weights.h"
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "models/kinds.h"
 #include "models/gpt/gpt.h"
+#include "models/kinds.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {

@@ -86,13 +86,23 @@ void add_bow_attention(CLI::App* bow, std::function<int()>& run) {
   };
 }
 
+// `potop bow eval` of earlier versions: a pointer to the command that replaced it (hidden).
+void add_bow_eval_moved(CLI::App* bow, std::function<int()>& run) {
+  CLI::App* cmd = bow->add_subcommand("eval", "");
+  cmd->group("");
+  cmd->allow_extras();
+  run = []() -> int {
+    throw Error("potop bow eval is now potop eval, which scores a model of any kind: potop eval -m DIR --data FILE");
+  };
+}
+
 }  // namespace
 
 Run add_bow(CLI::App& app) {
   CLI::App* bow = app.add_subcommand("bow", "the bigram + attention bag-of-words language model (word level)");
   bow->require_subcommand(1);
   auto runs = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
-  for (auto add : {add_bow_train, add_bow_attention}) {
+  for (auto add : {add_bow_train, add_bow_attention, add_bow_eval_moved}) {
     std::function<int()> run;
     add(bow, run);
     runs->emplace_back(bow->get_subcommands({}).back(), std::move(run));

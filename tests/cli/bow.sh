@@ -100,6 +100,7 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "bow attention of a GPT's weights" 1 strict "gpt" "not a bag-of-words LM" -- bow attention --model gpt/best.safetensors --text "a pan"
   expect_error "sample of a bow model" 1 strict "m-none" "bag-of-words" "not a GPT" "potop eval" -- sample --model m-none
   expect_error "eval of a missing dir" 1 strict "nowhere" -- eval --model nowhere --data held.txt
+  expect_error "bow eval, moved" 1 strict "potop eval" -- bow eval --model m-none --data held.txt
   expect_error "eval of a bow model on an empty text" 1 log "empty.txt" -- eval --model m-none --data empty.txt
   expect_error "bow attention on a bigram" 1 log "none" -- bow attention --model m-none --text "a pan zagłoba"
   expect_error "bow attention on too long a text" 1 log "--text" -- bow attention --model m-none --text "$(head -c 2000 train.txt)"
