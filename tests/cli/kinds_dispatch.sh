@@ -10,8 +10,9 @@ source "$(dirname "$0")/lib.sh"
 
 make_corpus train.txt 3000
 make_corpus held.txt 400
-# Sentence pairs: four words of the corpus and the same four words (a copy task).
-tr -s ' \n.' '\n' <train.txt | head -n 1200 | paste -d ' ' - - - - | awk '{ print $0 "\t" $0 }' >pairs.tsv
+# Sentence pairs: four words of the corpus and the same four words (a copy task). (awk, not
+# head: head would stop reading early, and tr killed by SIGPIPE fails the script, pipefail.)
+tr -s ' \n.' '\n' <train.txt | awk 'NR <= 1200' | paste -d ' ' - - - - | awk '{ print $0 "\t" $0 }' >pairs.tsv
 
 "$POTOP" train --data train.txt --out gpt --n-layer 1 --n-head 2 --n-embd 16 --block-size 16 --batch-size 4 \
   --eval-iters 1 --eval-interval 3 --steps 3 --threads 1 2>gpt.log || fail "train a GPT: $(tail -n 3 gpt.log)"
