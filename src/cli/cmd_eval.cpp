@@ -87,7 +87,9 @@ int eval_windows_of_text(const EvalArgs& a, LoadedModel& m) {
   announce(m);
   if (text.unknown.count > 0)
     std::fprintf(stderr, "note: %s: %s %s\n", a.data.c_str(), text.unknown.describe().c_str(),
-                 policy == Unknown::kSkip ? "left out (--unknown)" : "replaced (--unknown)");
+                 !a.unknown_given                ? "scored as <unk>, as in training"
+                 : policy == Unknown::kSkip ? "left out (--unknown)"
+                                            : "replaced (--unknown)");
   // Bits per character, the unit every tokenizer shares: each scored token counts the
   // characters of its text (Tokenizer::char_count; a byte token counts 1 for a character's
   // first byte, 0 for the others).
