@@ -4,6 +4,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "cli/bow_attention.h"
+#include "cli/translation_pages.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "core/error.h"
@@ -11,6 +12,7 @@
 #include "core/threads.h"
 #include "report/attention_map.h"
 #include "models/bow/bow_kind.h"
+#include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
 #include "report/loss_plot.h"
 
@@ -41,7 +43,8 @@ struct AttentionArgs {
 
 Run add_attention(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text (a GPT: per layer and head; a bag-of-words LM: "
-      "its weights on the earlier words, also printed as a table)");
+      "its weights on the earlier words, also printed as a table; a translation model: the cross-attention of "
+      "the text and its greedy translation)");
   auto a = std::make_shared<AttentionArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("-p,--prompt", a->prompt, "text to look at, at most block_size characters")->required();
@@ -56,8 +59,13 @@ Run add_attention(CLI::App& app) {
       LoadedBow bow = loaded_as<BowLM, BowConfig>(std::move(loaded));
       return print_bow_attention(bow, a->prompt, !a->out.empty() ? a->out : (dir / "attention.html").string());
     }
-    if (loaded.kind != &gpt_kind())
-      throw wrong_kind(a->model.model, *loaded.kind, "a GPT or a bag-of-words LM");
+    if (loaded.kind == &encoder_decoder_kind()) {  // the decoder's attention on the source, as translate attention
+      TranslationModel m = as_translation_model(std::move(loaded));
+      write_cross_attention(m, a->prompt, "", a->layer,
+                            !a->out.empty() ? fs::path(a->out) : dir / "cross-attention.html");
+      return 0;
+    }
+    if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
     LoadedGpt m = loaded_as<GPT, GPTConfig>(std::move(loaded));
     const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
     const std::string html = attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head);

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/model_args.h"
+#include "cli/translation_pages.h"
 #include "core/stop_signals.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -59,20 +60,6 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
                   "sentences decoded together, each step one pass over all their hypotheses (default: " +
                       std::to_string(kDefaultBatchSentences) + " for a file, 1 for standard input)")
       ->check(CLI::Range(1, 100000));
-}
-
-// Source ids of a sentence: its tokens and </s>, cut to the model's block size (announced).
-std::vector<int> source_ids(const TranslationModel& m, const std::string& text, const std::string& where) {
-  std::vector<int> ids = m.tokenizer->encode(text, where, Unknown::kReplace, nullptr);
-  ids.push_back(kEosId);
-  const int block = m.config.block_size;
-  if (int(ids.size()) > block) {
-    std::fprintf(stderr, "potop: note: %s: %zu tokens, longer than the model's %d: translating the first %d\n",
-                 where.c_str(), ids.size() - 1, block, block - 1);
-    ids.resize(block);
-    ids.back() = kEosId;
-  }
-  return ids;
 }
 
 // Lines translated in batches of up to `batch` sentences (translate_batch), printed in input
@@ -208,17 +195,9 @@ Run add_translate(CLI::App& app) {
     }
     if (attn->parsed()) {
       TranslationModel m = load_model_with(attn_args->model, load_translation_model);
-      if (!utf8_valid(*attn_text) || !utf8_valid(*attn_translation)) throw Error("--text/--translation: invalid UTF-8");
-      const std::vector<int> source = source_ids(m, *attn_text, "--text");
-      std::vector<int> target = attn_translation->empty()
-                                    ? translate_ids(*m.model, source, DecodeOptions{})
-                                    : m.tokenizer->encode(*attn_translation, "--translation", Unknown::kReplace, nullptr);
-      if (int(target.size()) + 1 > m.config.block_size) target.resize(m.config.block_size - 1);
-      const std::string html = cross_attention_html(*m.model, *m.tokenizer, source, target, *attn_layer);
-      const fs::path out = attn_out->empty() ? fs::path(attn_args->model.model) / "cross-attention.html" : fs::path(*attn_out);
-      write_file_atomic(out, html);
-      std::fprintf(stderr, "wrote %s (%s -> %s)\n", out.string().c_str(), m.tokenizer->decode(source).c_str(),
-                   m.tokenizer->decode(target).c_str());
+      write_cross_attention(m, *attn_text, *attn_translation, *attn_layer,
+                            attn_out->empty() ? fs::path(attn_args->model.model) / "cross-attention.html"
+                                              : fs::path(*attn_out));
       return 0;
     }
     if (decode->model.model.empty()) throw Error("--model is required: a model directory written by potop translate train");

@@ -2,8 +2,8 @@
 # The commands that take any model kind dispatch on config.json's "kind" (models/kinds.h): a GPT,
 # a bag-of-words LM and a translation model, each trained a few steps, are reported with their
 # kind by potop info and scored by potop eval (a text, or the translation model's test.tsv);
-# sample and serve given a translation model, and attention given a translation model, refuse it
-# in one line naming its kind and the command to use.
+# potop attention draws each kind's maps; sample and serve given a translation model refuse it in
+# one line naming its kind and the command to use.
 #   kinds_dispatch.sh <potop>
 POTOP=$1
 source "$(dirname "$0")/lib.sh"
@@ -63,12 +63,20 @@ fi
 # The commands a kind cannot take say so in one line, with the command to use.
 expect_error "sample of a translation model" 1 strict "mt" "encoder-decoder" "not a GPT" "use potop translate" -- sample -m mt -n 5
 expect_error "serve of a translation model" 1 strict "mt" "encoder-decoder" "not a GPT" "use potop translate" -- serve -m mt --port 0
-expect_error "attention of a translation model" 1 strict "mt" "encoder-decoder" "translate attention" -- attention -m mt -p "kot pies"
 expect_error "translate of a GPT" 1 strict "gpt" "decoder-only" "potop sample" -- translate -m gpt
 expect_error "eval of a GPT without --data" 1 strict "--data" -- eval -m gpt
 expect_error "eval of a translation model with --stride" 1 strict "--stride" "not for a translation model" -- eval -m mt --stride 3
 printf '{"kind": "lstm", "model": {}}\n' >config.json && mkdir -p lstm && mv config.json lstm/
 expect_error "an unknown kind" 1 strict "lstm: unknown model kind 'lstm'" "gpt" "bow" "encoder-decoder" -- info -m lstm
+# potop attention: a GPT's maps per layer and head, a bow model's weights on the earlier words
+# (a table too), a translation model's cross-attention of the text and its greedy translation.
+"$POTOP" attention -m gpt -p "pan zagłoba" >att-gpt.txt 2>&1 && grep -q '<svg' gpt/attention.html &&
+  ok "attention of a GPT" || fail "attention of a GPT: $(cat att-gpt.txt)"
+"$POTOP" attention -m bow -p "pan zagłoba zawołał" >att-bow.txt 2>&1 && grep -q '^after «zawołał»' att-bow.txt &&
+  grep -q '<svg' bow/attention.html && ok "attention of a bow model" || fail "attention of a bow model: $(cat att-bow.txt)"
+"$POTOP" attention -m mt -p "pan zagłoba" >att-mt.txt 2>&1 && grep -aq '<svg' mt/cross-attention.html &&
+  grep -aq 'Decoder layer 0' mt/cross-attention.html && ok "attention of a translation model: cross-attention" ||
+  fail "attention of a translation model: $(cat att-mt.txt)"
 for dir in gpt bow mt; do
   "$POTOP" plot -m $dir >/dev/null 2>&1 && grep -q '<svg' $dir/loss.svg && ok "plot of $dir" || fail "plot of $dir"
 done
