@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/hash.h"
+#include "models/gpt/gpt_kind.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
@@ -22,35 +23,48 @@ nlohmann::json parse_json_file(const fs::path& path) {
   return j;
 }
 
+// The kind a config.json or a weights file names ("gpt" when it names none: older versions
+// wrote none), checked against the one the caller needs.
+const ModelKind& kind_named(const std::string& name, const std::string& where, const std::string& wanted) {
+  const ModelKind* found = nullptr;
+  try {
+    found = &model_kind(name.empty() ? "gpt" : name);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  const ModelKind& kind = *found;
+  if (!wanted.empty() && kind.name != wanted) throw wrong_kind(where, kind, model_kind(wanted).noun);
+  return kind;
+}
+
+int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0); }
+
 // Checks the file against the config before the model is allocated, so that a config with absurd
 // sizes is reported as a mismatch instead of exhausting memory; then builds the model from it.
 void load_checked(LoadedModel& out, const SafetensorsFile& file) {
-  check_weights(file, GPT::parameter_layout(out.config));
+  check_weights(file, out.kind->parameter_layout(out.config));
   out.metadata = file.metadata();
-  out.model = std::make_unique<GPT>(out.config);
+  out.model = out.kind->make(out.config);
   load_weights(file, out.model->parameters());
 }
 
-// A weights file on its own: its config and tokenizer come from its metadata.
-LoadedModel load_weights_file(const fs::path& path) {
+// A weights file on its own: its kind, config and tokenizer come from its metadata.
+LoadedModel load_weights_file(const fs::path& path, const std::string& wanted) {
   LoadedModel out;
   out.weights = path;
+  out.files = nlohmann::json::object();
   const SafetensorsFile file(path);
   out.choice = path.string() + ": " + describe_checkpoint(file.metadata());
-  const std::string kind = read_model_kind(file);
+  out.kind = &kind_named(read_model_kind(file), path.string(), wanted);
   const nlohmann::json config = read_model_config(file);
   out.tokenizer = read_tokenizer(file);
   if (config.is_null() || !out.tokenizer)
     throw Error(path.string() + ": holds no model config and tokenizer (not written by this potop); load the model "
                 "directory it belongs to instead");
-  if (!kind.empty() && kind != "gpt")
-    throw Error(path.string() + ": holds a '" + kind + "' model, not a GPT" +
-                (kind == "encoder-decoder" ? " (a translation model: use potop translate)" : ""));
-  update_from_json(out.config, config, path.string() + ": potop.config");
-  out.config.validate(path.string() + ": potop.config");
-  if (out.tokenizer->size() != out.config.vocab_size)
+  out.config = out.kind->normalize(config, path.string() + ": potop.config");
+  if (out.tokenizer->size() != vocab_size_of(out.config))
     throw Error(path.string() + ": its tokenizer has " + std::to_string(out.tokenizer->size()) +
-                " tokens but its config says vocab_size " + std::to_string(out.config.vocab_size));
+                " tokens but its config says vocab_size " + std::to_string(vocab_size_of(out.config)));
   load_checked(out, file);
   return out;
 }
@@ -148,50 +162,54 @@ nlohmann::json read_config_json(const fs::path& dir) {
   return j;
 }
 
-ModelFiles read_model_files(const fs::path& dir) {
-  if (!fs::exists(dir)) throw Error(dir.string() + ": model directory does not exist");
-  if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory from potop train)");
-  const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory from potop train?)");
-
+ModelFiles read_model_files(const fs::path& dir, const std::string& wanted) {
   ModelFiles out;
-  const nlohmann::json j = parse_json_file(config_path);
-  if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
-  const std::string kind = j.value("kind", std::string("gpt"));  // config.json of older versions has none
-  if (kind != "gpt")
-    throw Error(config_path.string() + ": a '" + kind + "' model, not a GPT" +
-                (kind == "encoder-decoder" ? " (a translation model: use potop translate)" : ""));
-  update_from_json(out.config, j.at("model"), config_path.string() + ": model");
-  out.config.validate(config_path.string());
-  out.training = j.value("training", nlohmann::json::object());
-  const nlohmann::json tokenizer_kind = j.value("tokenizer", nlohmann::json("char"));
+  out.files = read_config_json(dir);
+  const fs::path config_path = dir / "config.json";
+  const nlohmann::json kind = out.files.value("kind", nlohmann::json(""));
+  if (!kind.is_string()) throw Error(config_path.string() + ": \"kind\" must be a string");
+  out.kind = &kind_named(kind.get<std::string>(), dir.string(), wanted);
+  out.config = out.kind->normalize(out.files.at("model"), config_path.string());
+  out.training = out.files.value("training", nlohmann::json::object());
+  const nlohmann::json tokenizer_kind = out.files.value("tokenizer", nlohmann::json(out.kind->tokenizer));
   if (!tokenizer_kind.is_string()) throw Error(config_path.string() + ": \"tokenizer\" must be a string");
   out.tokenizer = load_tokenizer(dir, tokenizer_kind.get<std::string>());
-  if (out.tokenizer->size() != out.config.vocab_size)
+  if (out.tokenizer->size() != vocab_size_of(out.config))
     throw Error(tokenizer_file_in(dir, out.tokenizer->kind()).string() + ": holds " +
                 std::to_string(out.tokenizer->size()) + " tokens but config.json says vocab_size " +
-                std::to_string(out.config.vocab_size));
+                std::to_string(vocab_size_of(out.config)));
   return out;
 }
 
-LoadedModel load_model_dir(const fs::path& dir, const std::string& which) {
-  if (fs::is_regular_file(dir) && dir.extension() == ".safetensors" && which.empty()) return load_weights_file(dir);
-  ModelFiles files = read_model_files(dir);
+LoadedModel load_model_dir(const fs::path& dir, const std::string& which, const std::string& kind) {
+  if (fs::is_regular_file(dir) && dir.extension() == ".safetensors" && which.empty())
+    return load_weights_file(dir, kind);
+  ModelFiles files = read_model_files(dir, kind);
   LoadedModel out;
-  out.config = files.config;
+  out.kind = files.kind;
+  out.config = std::move(files.config);
   out.tokenizer = std::move(files.tokenizer);
   out.training = std::move(files.training);
+  out.files = std::move(files.files);
 
   const CheckpointChoice choice = choose_checkpoint(dir, which);
   out.weights = choice.path, out.choice = choice.why;
 
   const SafetensorsFile file(out.weights);
+  const std::string weights_kind = read_model_kind(file);
+  if (!weights_kind.empty() && weights_kind != out.kind->name)
+    throw Error(out.weights.string() + ": holds a '" + weights_kind + "' model, but " + (dir / "config.json").string() +
+                " says '" + out.kind->name + "'");
   const std::string hash = read_vocab_hash(file);
   if (!hash.empty() && hash != hash_hex(out.tokenizer->hash()))
     throw Error(out.weights.string() + ": was trained with a different vocabulary than " +
                 tokenizer_file_in(dir, out.tokenizer->kind()).string());
   load_checked(out, file);
   return out;
+}
+
+LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which) {
+  return load_model_dir_as<GPT, GPTConfig>(dir, which, gpt_kind().name);
 }
 
 }  // namespace potop

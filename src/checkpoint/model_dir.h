@@ -17,8 +17,10 @@
 #include <string>
 
 #include "checkpoint/weights.h"
+#include "core/error.h"
 #include "core/safetensors.h"
 #include "models/gpt/gpt.h"
+#include "models/kinds.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
@@ -53,19 +55,26 @@ CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which
 // "step 812, val loss 1.9876" or "step 812, not evaluated" from a checkpoint's metadata.
 std::string describe_checkpoint(const Metadata& metadata);
 
-// A model directory's config.json and tokenizer, without its weights.
+// A model directory's config.json and tokenizer, without its weights: what `potop info` shows.
 struct ModelFiles {
-  GPTConfig config;
+  const ModelKind* kind = nullptr;
+  nlohmann::json config;  // the model's config, normalized by its kind (every field)
   std::unique_ptr<Tokenizer> tokenizer;
   nlohmann::json training;  // options the model was trained with
+  nlohmann::json files;     // config.json as a whole (a translation model's "source", "target", ...)
 };
-ModelFiles read_model_files(const fs::path& dir);
+// `kind`, when given, is the kind the caller needs: another is an Error saying which command
+// takes it (wrong_kind), before its config is checked.
+ModelFiles read_model_files(const fs::path& dir, const std::string& kind = "");
 
+// A model of any kind, loaded.
 struct LoadedModel {
-  GPTConfig config;
-  std::unique_ptr<GPT> model;
+  const ModelKind* kind = nullptr;
+  nlohmann::json config;  // normalized by its kind
+  std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   nlohmann::json training;  // options the model was trained with, from config.json
+  nlohmann::json files;     // config.json as a whole (an empty object for a lone weights file)
   fs::path weights;         // which checkpoint was loaded
   std::string choice;       // which, and why: the line commands print on stderr
   Metadata metadata;        // its metadata (step, val_loss, ...)
@@ -73,9 +82,53 @@ struct LoadedModel {
 
 // Loads a model directory — config.json, the tokenizer's files and the checkpoint `which` names
 // (choose_checkpoint) — or a lone .safetensors file written by potop, whose metadata holds its
-// config and tokenizer.
+// kind, config and tokenizer. The kind (config.json's "kind"; "gpt" when absent, as in older
+// directories) picks the row of the table (models/kinds.h) that checks the config and the
+// tensors and builds the model. `kind`, when given, is the one the caller needs (wrong_kind).
 // Every problem (missing directory or file, bad JSON, a config that does not match the tensors,
 // a vocabulary that does not match the checkpoint) is a potop::Error naming the file.
-LoadedModel load_model_dir(const fs::path& dir, const std::string& which = "");
+LoadedModel load_model_dir(const fs::path& dir, const std::string& which = "", const std::string& kind = "");
+
+// A model of one kind, as its class M with its typed config: what the commands of one kind use.
+template <class M, class Config>
+struct LoadedAs {
+  Config config;
+  std::unique_ptr<M> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  nlohmann::json training;  // options the model was trained with, from config.json
+  fs::path weights;         // which checkpoint was loaded
+  std::string choice;       // which, and why: the line commands print on stderr
+  Metadata metadata;        // its metadata (step, val_loss, ...)
+  nlohmann::json files;     // config.json as a whole (an empty object for a lone weights file)
+};
+
+// A loaded model as its class M (the caller checked its kind), with its typed config.
+template <class M, class Config>
+LoadedAs<M, Config> loaded_as(LoadedModel&& m) {
+  LoadedAs<M, Config> out;
+  M* typed = dynamic_cast<M*>(m.model.get());
+  if (!typed) throw Error(m.weights.string() + ": the table of kinds built no " + m.kind->name + " model");
+  m.model.release();
+  out.model.reset(typed);
+  update_from_json(out.config, m.config, m.weights.string() + ": config");
+  out.tokenizer = std::move(m.tokenizer);
+  out.training = std::move(m.training);
+  out.weights = std::move(m.weights);
+  out.choice = std::move(m.choice);
+  out.metadata = std::move(m.metadata);
+  out.files = std::move(m.files);
+  return out;
+}
+
+// load_model_dir for the kind `kind`, whose class is M: another kind is an Error naming the
+// command that takes it.
+template <class M, class Config>
+LoadedAs<M, Config> load_model_dir_as(const fs::path& dir, const std::string& which, const std::string& kind) {
+  return loaded_as<M, Config>(load_model_dir(dir, which, kind));
+}
+
+// A GPT, as the commands that generate text use it.
+using LoadedGpt = LoadedAs<GPT, GPTConfig>;
+LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which = "");
 
 }  // namespace potop

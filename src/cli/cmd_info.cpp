@@ -11,6 +11,7 @@
 #include "core/arena.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "models/kinds.h"
 
 namespace potop::cli {
 
@@ -37,18 +38,27 @@ std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   return found;
 }
 
+// The batch a run trained with: windows × micro-batches, or tokens (a translation model's batches
+// hold sentences of similar lengths).
+std::string batch_of(const nlohmann::json& training) {
+  if (training.contains("batch_tokens")) return training["batch_tokens"].dump() + " tokens";
+  return training.value("batch_size", nlohmann::json()).dump() + " × " + training.value("grad_accum", nlohmann::json(1)).dump();
+}
+
 }  // namespace
 
 Run add_info(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "what a model directory holds: the model, its tokenizer, its checkpoints");
   auto a = std::make_shared<InfoArgs>();
-  cmd->add_option("-m,--model", a->model, "model directory written by potop train")->required();
+  cmd->add_option("-m,--model", a->model, "model directory (of any kind: potop train, bow train, translate train)")->required();
   cmd->add_flag("--json", a->json, "print it as one JSON object");
   return [a]() {
     const fs::path dir = a->model;
     const ModelFiles files = read_model_files(dir);
-    const GPTConfig& c = files.config;
-    const size_t parameters = GPT::parameter_layout(c).count();
+    const ModelKind& kind = *files.kind;
+    const size_t parameters = kind.parameter_layout(files.config).count();
+    // A translation model's direction.
+    const bool has_languages = files.files.contains("source") && files.files.contains("target");
     nlohmann::json checkpoints = nlohmann::json::array();
     for (const fs::path& path : checkpoints_in(dir)) {
       nlohmann::json entry = {{"file", path.filename().string()}, {"bytes", fs::file_size(path)}};
@@ -70,27 +80,30 @@ Run add_info(CLI::App& app) {
       default_choice = e.what();
     }
     if (a->json) {
-      const nlohmann::json out = {{"model", dir.string()},
-                                  {"kind", "gpt"},
-                                  {"config", to_json(c)},
+      nlohmann::json out = {{"model", dir.string()},
+                                  {"kind", kind.name},
+                                  {"description", kind.description},
+                                  {"commands", kind.commands},
+                                  {"config", files.config},
                                   {"parameters", parameters},
                                   {"tokenizer", {{"kind", files.tokenizer->kind()}, {"size", files.tokenizer->size()}}},
                                   {"training", files.training},
                                   {"checkpoints", checkpoints},
                                   {"default_checkpoint", default_choice}};
+      if (has_languages) out["source"] = files.files["source"], out["target"] = files.files["target"];
       std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return 0;
     }
-    std::printf("model: %s: GPT, %d layers, %d heads, %d wide, block %d, %s-LN, %s, %s positions, %s biases\n",
-                dir.string().c_str(), c.n_layer, c.n_head, c.n_embd, c.block_size, to_string(c.norm).c_str(),
-                to_string(c.activation).c_str(), to_string(c.positions).c_str(), c.bias ? "with" : "no");
+    std::printf("model: %s: %s\n", dir.string().c_str(), kind.describe(files.config).c_str());
+    if (has_languages)
+      std::printf("translates: %s -> %s\n", files.files.value("source", "?").c_str(), files.files.value("target", "?").c_str());
     std::printf("parameters: %zu (%s as float32)\n", parameters, format_bytes(parameters * sizeof(float)).c_str());
     std::printf("tokenizer: %s, %d tokens\n", files.tokenizer->kind().c_str(), files.tokenizer->size());
     const nlohmann::json& t = files.training;
     if (t.is_object() && t.contains("data"))
-      std::printf("trained on: %s, %s steps, batch %s × %s, lr %s\n", t.value("data", std::string("?")).c_str(),
-                  t.value("steps", nlohmann::json()).dump().c_str(), t.value("batch_size", nlohmann::json()).dump().c_str(),
-                  t.value("grad_accum", nlohmann::json(1)).dump().c_str(), t.value("lr", nlohmann::json()).dump().c_str());
+      std::printf("trained on: %s, %s steps, batch %s, lr %s\n", t.value("data", std::string("?")).c_str(),
+                  t.value("steps", nlohmann::json()).dump().c_str(), batch_of(t).c_str(),
+                  t.value("lr", nlohmann::json()).dump().c_str());
     std::printf("checkpoints:\n");
     for (const nlohmann::json& e : checkpoints) {
       const std::string what = e.contains("error") ? e["error"].get<std::string>() : e["summary"].get<std::string>();
@@ -99,7 +112,10 @@ Run add_info(CLI::App& app) {
                   e.value("training_state", false) ? "  (training state)" : "");
     }
     if (checkpoints.empty()) std::printf("  (none)\n");
-    std::printf("sample, eval and attention load: %s\n", default_choice.c_str());
+    std::string commands;
+    for (const std::string& c : kind.commands) commands += (commands.empty() ? "potop " : ", potop ") + c;
+    std::printf("commands: %s\n", commands.c_str());
+    std::printf("they load: %s\n", default_choice.c_str());
     return 0;
   };
 }

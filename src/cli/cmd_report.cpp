@@ -3,12 +3,17 @@
 #include <memory>
 
 #include "checkpoint/model_dir.h"
+#include "cli/bow_attention.h"
+#include "cli/translation_pages.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "report/attention_map.h"
+#include "models/bow/bow_kind.h"
+#include "models/encoder_decoder/encoder_decoder_kind.h"
+#include "models/gpt/gpt_kind.h"
 #include "report/loss_plot.h"
 
 namespace potop::cli {
@@ -16,7 +21,7 @@ namespace potop::cli {
 Run add_plot(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plot", "draw a run's loss curves (metrics.jsonl) as an SVG image");
   auto model = std::make_shared<std::string>(), out = std::make_shared<std::string>();
-  cmd->add_option("-m,--model", *model, "model directory written by potop train")->required();
+  cmd->add_option("-m,--model", *model, "a run's model directory (any kind)")->required();
   cmd->add_option("--out", *out, "SVG file to write (default: MODEL/loss.svg)");
   return [model, out]() {
     const fs::path target = out->empty() ? fs::path(*model) / "loss.svg" : fs::path(*out);
@@ -37,7 +42,9 @@ struct AttentionArgs {
 }  // namespace
 
 Run add_attention(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text");
+  CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text (a GPT: per layer and head; a bag-of-words LM: "
+      "its weights on the earlier words, also printed as a table; a translation model: the cross-attention of "
+      "the text and its greedy translation)");
   auto a = std::make_shared<AttentionArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("-p,--prompt", a->prompt, "text to look at, at most block_size characters")->required();
@@ -45,14 +52,25 @@ Run add_attention(CLI::App& app) {
   cmd->add_option("--layer", a->layer, "only this layer (default: all)");
   cmd->add_option("--head", a->head, "only this head (default: all)");
   return [a]() {
-    LoadedModel m = load_model(a->model);
+    LoadedModel loaded = load_model(a->model);
+    const fs::path model(a->model.model);
+    const fs::path dir = fs::is_directory(model) ? model : model.parent_path();
+    if (loaded.kind == &bow_kind()) {
+      LoadedBow bow = loaded_as<BowLM, BowConfig>(std::move(loaded));
+      return print_bow_attention(bow, a->prompt, !a->out.empty() ? a->out : (dir / "attention.html").string());
+    }
+    if (loaded.kind == &encoder_decoder_kind()) {  // the decoder's attention on the source, as translate attention
+      TranslationModel m = as_translation_model(std::move(loaded));
+      write_cross_attention(m, a->prompt, "", a->layer,
+                            !a->out.empty() ? fs::path(a->out) : dir / "cross-attention.html");
+      return 0;
+    }
+    if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
+    LoadedGpt m = loaded_as<GPT, GPTConfig>(std::move(loaded));
     const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
     const std::string html = attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head);
     announce(m);
-    const fs::path model(a->model.model);
-    const fs::path out = !a->out.empty() ? fs::path(a->out)
-                         : fs::is_directory(model) ? model / "attention.html"
-                                                   : model.parent_path() / "attention.html";
+    const fs::path out = !a->out.empty() ? fs::path(a->out) : dir / "attention.html";
     write_file_atomic(out, html);
     std::printf("wrote %s\n", out.string().c_str());
     return 0;

@@ -47,9 +47,9 @@ Run add_sample(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sample", "generate text from a trained model, streaming it as it comes");
   auto a = std::make_shared<SampleArgs>();
   add_model_options(cmd, a->model);
-  auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "text to continue, or - to read it from standard input "
+  auto* prompt_flag = cmd->add_option("-p,--prompt", a->prompt, "text to continue, or - to read it from standard input "
                                                              "(default: a newline)");
-  cmd->add_option("--prompt-file", a->prompt_file, "read the text to continue from this file")->excludes(prompt);
+  cmd->add_option("--prompt-file", a->prompt_file, "read the text to continue from this file")->excludes(prompt_flag);
   cmd->add_option("-n,--tokens", a->tokens, "tokens (characters) to generate per sample")->capture_default_str();
   cmd->add_option("--num-samples", a->num_samples, "samples to generate, each from the prompt (seeds seed, seed+1, …)")
       ->capture_default_str();
@@ -76,7 +76,7 @@ Run add_sample(CLI::App& app) {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
-    LoadedModel m = load_model(a->model);
+    LoadedGpt m = load_gpt(a->model);
     const Tokenizer& tokenizer = *m.tokenizer;
     const std::string prompt = read_prompt(*a, tokenizer);
     const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");

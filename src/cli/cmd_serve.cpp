@@ -35,33 +35,33 @@ void check(bool ok, const std::string& message) {
 Run add_serve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve", "serve a trained model over HTTP: an OpenAI-style API and a web studio");
   auto a = std::make_shared<ServeArgs>();
-  serve::ServeOptions& o = a->options;
-  serve::Limits& l = o.limits;
+  serve::ServeOptions& flags = a->options;
+  serve::Limits& limit_flags = flags.limits;
   add_model_options(cmd, a->model);
   cmd->get_option("--threads")
       ->description("threads of the batcher's forward passes (0 = half the cores, at least 1; the other cores "
                     "serve the connections)");
-  cmd->add_option("--host", o.host, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", o.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
-  cmd->add_option("--slots", o.slots, "generations that run at once, decoded together in one batch, each with its "
+  cmd->add_option("--host", flags.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", flags.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
+  cmd->add_option("--slots", flags.slots, "generations that run at once, decoded together in one batch, each with its "
                                       "own KV cache")
       ->capture_default_str();
-  cmd->add_option("--prefill-chunk", o.prefill_chunk, "most prompt tokens read in one forward pass between two "
+  cmd->add_option("--prefill-chunk", flags.prefill_chunk, "most prompt tokens read in one forward pass between two "
                                                       "decoding steps of the batch")
       ->capture_default_str();
-  cmd->add_option("--queue", o.queue, "requests that may wait for a free slot; more are refused with 503")
+  cmd->add_option("--queue", flags.queue, "requests that may wait for a free slot; more are refused with 503")
       ->capture_default_str();
   cmd->add_option("--max-body-kib", a->max_body_kib, "largest request body accepted (413 beyond)")->capture_default_str();
-  cmd->add_option("--max-tokens", l.max_tokens, "most tokens one completion may ask for")->capture_default_str();
-  cmd->add_option("--default-max-tokens", l.default_max_tokens, "tokens generated when a request gives no max_tokens")
+  cmd->add_option("--max-tokens", limit_flags.max_tokens, "most tokens one completion may ask for")->capture_default_str();
+  cmd->add_option("--default-max-tokens", limit_flags.default_max_tokens, "tokens generated when a request gives no max_tokens")
       ->capture_default_str();
-  cmd->add_option("--max-prompt-tokens", l.max_prompt_tokens, "longest prompt accepted, in tokens")->capture_default_str();
-  cmd->add_option("--timeout", l.timeout_s, "seconds a request may take, waiting included; a generation still running "
+  cmd->add_option("--max-prompt-tokens", limit_flags.max_prompt_tokens, "longest prompt accepted, in tokens")->capture_default_str();
+  cmd->add_option("--timeout", limit_flags.timeout_s, "seconds a request may take, waiting included; a generation still running "
                                             "then ends with what it has")
       ->capture_default_str();
-  cmd->add_option("--max-logprobs", l.max_logprobs, "most alternatives per token a request may ask for")
+  cmd->add_option("--max-logprobs", limit_flags.max_logprobs, "most alternatives per token a request may ask for")
       ->capture_default_str();
-  cmd->add_option("--max-attention-tokens", l.max_attention_tokens, "longest text /v1/attention takes, in tokens")
+  cmd->add_option("--max-attention-tokens", limit_flags.max_attention_tokens, "longest text /v1/attention takes, in tokens")
       ->capture_default_str();
   return [a]() {
     serve::ServeOptions& o = a->options;
@@ -79,7 +79,7 @@ Run add_serve(CLI::App& app) {
     check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
-    LoadedModel m = load_model(a->model);
+    LoadedGpt m = load_gpt(a->model);
     announce(m);
     // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
     // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting

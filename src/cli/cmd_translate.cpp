@@ -16,7 +16,9 @@
 #include "models/encoder_decoder/translation_model.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/model_args.h"
 #include "cli/train_command.h"
+#include "cli/translation_pages.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/threads.h"
@@ -32,47 +34,28 @@ namespace potop::cli {
 namespace {
 
 struct DecodeArgs {
-  std::string model, checkpoint;
+  ModelArgs model;
   DecodeOptions decode;
-  int threads = 0;
   int batch_sentences = 0;  // 0: kDefaultBatchSentences for files, 1 (streaming) for stdin
 };
 
 void add_decode_options(CLI::App* cmd, DecodeArgs& a, bool model_required) {
-  auto* m = cmd->add_option("-m,--model", a.model, "model directory written by potop translate train");
-  if (model_required) m->required();
-  cmd->add_option("--checkpoint", a.checkpoint, "best, latest, resume, step-N or a path (default: the newest good one)");
+  add_model_options(cmd, a.model, model_required);
   cmd->add_option("--beam", a.decode.beam, "beam width (1: greedy)")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--alpha", a.decode.alpha, "length penalty exponent ((5+|Y|)/6)^alpha of beam search")
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--max-len", a.decode.max_extra, "at most (source tokens + this) target tokens")
       ->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", a.threads, "threads (0: all cores)")->capture_default_str();
   cmd->add_option("--batch-sentences", a.batch_sentences,
                   "sentences decoded together, each step one pass over all their hypotheses (default: " +
                       std::to_string(kDefaultBatchSentences) + " for a file, 1 for standard input)")
       ->check(CLI::Range(1, 100000));
 }
 
-// Source ids of a sentence: its tokens and </s>, cut to the model's block size (announced).
-std::vector<int> source_ids(const TranslationModel& m, const std::string& text, const std::string& where) {
-  std::vector<int> ids = m.tokenizer->encode(text, where, Unknown::kReplace, nullptr);
-  ids.push_back(kEosId);
-  const int block = m.config.block_size;
-  if (int(ids.size()) > block) {
-    std::fprintf(stderr, "potop: note: %s: %zu tokens, longer than the model's %d: translating the first %d\n",
-                 where.c_str(), ids.size() - 1, block, block - 1);
-    ids.resize(block);
-    ids.back() = kEosId;
-  }
-  return ids;
-}
-
 // Lines translated in batches of up to `batch` sentences (translate_batch), printed in input
 // order; a blank line stays blank. A bad line stops the run after the lines before it are out.
 int run_translate(const DecodeArgs& a, const std::string& input) {
-  apply_threads_flag(a.threads);
-  TranslationModel m = load_translation_model(a.model, a.checkpoint);
+  TranslationModel m = load_model_with(a.model, load_translation_model);
   std::fprintf(stderr, "potop: %s -> %s, %s\n", m.source.c_str(), m.target.c_str(), m.choice.c_str());
   std::ifstream file;
   if (!input.empty()) {
@@ -147,8 +130,7 @@ Run add_translate(CLI::App& app) {
   auto attn_text = std::make_shared<std::string>(), attn_translation = std::make_shared<std::string>();
   auto attn_out = std::make_shared<std::string>();
   auto attn_layer = std::make_shared<int>(-1);
-  attn->add_option("-m,--model", attn_args->model, "model directory")->required();
-  attn->add_option("--checkpoint", attn_args->checkpoint, "which checkpoint (default: the newest good one)");
+  add_model_options(attn, attn_args->model);
   attn->add_option("--text", *attn_text, "the source sentence")->required();
   attn->add_option("--translation", *attn_translation, "its translation (default: the model's own, greedy)");
   attn->add_option("--layer", *attn_layer, "one decoder layer (default: all)");
@@ -162,17 +144,8 @@ Run add_translate(CLI::App& app) {
       });
     }
     if (eval->parsed()) {
-      apply_threads_flag(eval_args->threads);
-      TranslationModel m = load_translation_model(eval_args->model, eval_args->checkpoint);
-      std::string columns = *eval_columns;
-      if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
-      const size_t comma = columns.find(',');
-      if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
-      const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
-      if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
-        throw Error("--data " + *eval_data + ": its columns (" + columns + ") are not the model's languages " +
-                    m.source + " and " + m.target);
-      const bool source_first = m.source == first;
+      TranslationModel m = load_model_with(eval_args->model, load_translation_model);
+      const bool source_first = source_is_first_column(m, *eval_columns, *eval_data);
       const PairFile file = read_pairs(*eval_data);
       std::vector<std::string> hyps, refs;
       std::vector<std::vector<int>> sources;
@@ -205,21 +178,13 @@ Run add_translate(CLI::App& app) {
       return 0;
     }
     if (attn->parsed()) {
-      TranslationModel m = load_translation_model(attn_args->model, attn_args->checkpoint);
-      if (!utf8_valid(*attn_text) || !utf8_valid(*attn_translation)) throw Error("--text/--translation: invalid UTF-8");
-      const std::vector<int> source = source_ids(m, *attn_text, "--text");
-      std::vector<int> target = attn_translation->empty()
-                                    ? translate_ids(*m.model, source, DecodeOptions{})
-                                    : m.tokenizer->encode(*attn_translation, "--translation", Unknown::kReplace, nullptr);
-      if (int(target.size()) + 1 > m.config.block_size) target.resize(m.config.block_size - 1);
-      const std::string html = cross_attention_html(*m.model, *m.tokenizer, source, target, *attn_layer);
-      const fs::path out = attn_out->empty() ? fs::path(attn_args->model) / "cross-attention.html" : fs::path(*attn_out);
-      write_file_atomic(out, html);
-      std::fprintf(stderr, "wrote %s (%s -> %s)\n", out.string().c_str(), m.tokenizer->decode(source).c_str(),
-                   m.tokenizer->decode(target).c_str());
+      TranslationModel m = load_model_with(attn_args->model, load_translation_model);
+      write_cross_attention(m, *attn_text, *attn_translation, *attn_layer,
+                            attn_out->empty() ? fs::path(attn_args->model.model) / "cross-attention.html"
+                                              : fs::path(*attn_out));
       return 0;
     }
-    if (decode->model.empty()) throw Error("--model is required: a model directory written by potop translate train");
+    if (decode->model.model.empty()) throw Error("--model is required: a model directory written by potop translate train");
     return run_translate(*decode, *input);
   };
 }

@@ -1,7 +1,8 @@
-// The options every command that uses a trained model shares, and loading it: -m/--model,
-// --checkpoint, -t/--threads. Loading says on stderr which checkpoint it took, and why.
+// The options every command that uses a trained model shares, whatever its kind, and loading it:
+// -m/--model, --checkpoint, -t/--threads. Loading says on stderr which checkpoint it took, and why.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <string>
 
 #include "checkpoint/model_dir.h"
@@ -13,12 +14,27 @@ struct ModelArgs {
   int threads = 0;
 };
 
-void add_model_options(CLI::App* cmd, ModelArgs& args);
+// `required` false: the command has another way to go without a model (potop translate train).
+void add_model_options(CLI::App* cmd, ModelArgs& args, bool required = true);
 
-// Applies --threads and loads the model.
+// Applies --threads (0: all cores).
+void apply_model_threads(const ModelArgs& args);
+// Applies --threads, then loads the model with `loader` (load_model_dir's arguments).
+template <class Loader>
+auto load_model_with(const ModelArgs& args, Loader loader) {
+  apply_model_threads(args);
+  return loader(args.model, args.checkpoint);
+}
+// A model of any kind.
 LoadedModel load_model(const ModelArgs& args);
+// A GPT; another kind is an Error naming the command that takes it.
+LoadedGpt load_gpt(const ModelArgs& args);
+
 // Says on stderr which checkpoint was loaded, and why: "checkpoint: <path>: step N, val loss X".
 // Commands call it once their inputs are checked, so that an error is the only thing they print.
-void announce(const LoadedModel& model);
+template <class Loaded>
+void announce(const Loaded& model) {
+  std::fprintf(stderr, "checkpoint: %s\n", model.choice.c_str());
+}
 
 }  // namespace potop::cli

@@ -59,6 +59,11 @@ class Activations {
  public:
   Activations() = default;
   explicit Activations(std::shared_ptr<const ActivationPlan> plan) : plan_(std::move(plan)) {}
+  // The buffers of a plan that `owner` holds (a model's layers, shared by its replicas), which
+  // stays alive as long as these activations do.
+  template <class Owner>
+  Activations(const std::shared_ptr<const Owner>& owner, const ActivationPlan& plan)
+      : Activations(std::shared_ptr<const ActivationPlan>(owner, &plan)) {}
 
   // Sizes the kept buffers for at least this many rows; reallocates only to grow, so a training
   // loop allocates nothing after its first step. Scratch is allocated by the first backward pass

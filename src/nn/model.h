@@ -55,6 +55,14 @@ struct MemoryPlan {
                        const std::string& prefix = "");
 };
 
+// A model's config, checked before its layers are built from it (validate throws an Error
+// naming the field): every model's Layers constructor starts with it.
+template <class Config>
+const Config& validated(const Config& config) {
+  config.validate();
+  return config;
+}
+
 class Model {
  public:
   virtual ~Model() = default;

@@ -72,7 +72,7 @@ uint64_t random_seed() {
 }  // namespace
 
 struct Server::Impl {
-  Impl(LoadedModel& m, const ServeOptions& o)
+  Impl(LoadedGpt& m, const ServeOptions& o)
       : model(m),
         options(o),
         pool(o.slots, o.queue),
@@ -93,7 +93,7 @@ struct Server::Impl {
                                       {"finish_reason", finish_reason}}})}};
   }
 
-  LoadedModel& model;
+  LoadedGpt& model;
   ServeOptions options;
   SlotPool pool;
   Batcher batcher;  // runs every generation, on the loaded model
@@ -323,7 +323,7 @@ void Server::Impl::attention(const httplib::Request& req, httplib::Response& res
   }
 }
 
-Server::Server(LoadedModel& model, const ServeOptions& options) {
+Server::Server(LoadedGpt& model, const ServeOptions& options) {
   // Less for glibc to keep: by default every handler thread may get an arena of its own (up to 8
   // per core), each keeping what its requests freed. KV caches are left to glibc's dynamic mmap
   // threshold: after the first is freed they come from the arenas. Forcing them to be mapped and

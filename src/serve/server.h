@@ -29,7 +29,7 @@ struct ServeOptions {
 
 class Server {
  public:
-  Server(LoadedModel& model, const ServeOptions& options);
+  Server(LoadedGpt& model, const ServeOptions& options);
   ~Server();
   // Binds host:port and serves until stop(); on_ready(port) is called once listening. Throws
   // potop::Error when the address cannot be bound.

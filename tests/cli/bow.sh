@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# potop bow train | eval | attention on a small synthetic corpus (every attention kind, resume,
-# the HTML picture), and the bow commands' bad inputs: one "potop: error:" line, exit 1.
+# potop bow train, potop eval and potop (bow) attention of a bag-of-words LM on a small synthetic
+# corpus (every attention kind, resume, the HTML picture), and the bad inputs of the commands on
+# it: one "potop: error:" line, exit 1.
 #   bow.sh <potop> [models|errors]   (no group: both)
 POTOP=$1
 GROUP=${2:-all}
@@ -20,11 +21,11 @@ if [ "$GROUP" = all ] || [ "$GROUP" = models ]; then
     else
       fail "bow train --attention $kind: $(cat run-$kind.log)"
     fi
-    if "$POTOP" bow eval --model m-$kind --data held.txt --json >eval-$kind.json 2>eval-$kind.log &&
-        python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert 1 < r["perplexity"] < 60 and r["words"] > 500, r' eval-$kind.json; then
-      ok "bow eval --attention $kind: $(cat eval-$kind.json)"
+    if "$POTOP" eval --model m-$kind --data held.txt --json >eval-$kind.json 2>eval-$kind.log &&
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["kind"] == "bow" and 1 < r["perplexity"] < 60 and r["tokens"] > 500, r' eval-$kind.json; then
+      ok "eval of a bow model, --attention $kind: $(cat eval-$kind.json)"
     else
-      fail "bow eval --attention $kind: $(cat eval-$kind.json eval-$kind.log)"
+      fail "eval of a bow model, --attention $kind: $(cat eval-$kind.json eval-$kind.log)"
     fi
   done
   # Training lowers the loss: the first evaluation is at chance (ln V), the last well below it.
@@ -33,13 +34,20 @@ import json, sys
 evals = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "eval"]
 assert evals[-1]["val_loss"] < evals[0]["val_loss"] - 0.5, evals
 PY
-  # The attention table: one line per predicted word with weights on the earlier words, and the picture.
+  # The attention table: one line per predicted word with weights on the earlier words, and the
+  # picture; potop attention, which takes every kind, shows the same.
   if "$POTOP" bow attention --model m-additive --text "a pan zagłoba zawołał żywo" --html att.html >att.txt 2>att.log &&
       grep -q '^after «zawołał» → «.*» p=' att.txt && grep -q 'zagłoba(4)=' att.txt && grep -q '<svg' att.html &&
       grep -q 'attention: additive' att.html; then
     ok "bow attention: $(sed -n 3p att.txt)"
   else
     fail "bow attention: $(cat att.txt att.log)"
+  fi
+  if "$POTOP" attention --model m-additive --prompt "a pan zagłoba zawołał żywo" --out att2.html >att2.txt 2>att2.log &&
+      cmp -s att.txt <(sed 's/att2.html/att.html/' att2.txt) && cmp -s att.html att2.html; then
+    ok "potop attention of a bow model: the table and picture of bow attention"
+  else
+    fail "potop attention of a bow model: $(diff att.txt att2.txt) $(cat att2.log)"
   fi
   # Resume: a run stopped at step 30 continues to 40 from its state (step 30's records kept).
   if "$POTOP" bow train --resume m-mean --steps 40 2>resume.log && grep -q 'resuming m-mean at step 30 of 40' resume.log &&
@@ -88,10 +96,12 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "--attention unknown" 1 strict "--attention" "additive" -- bow train --data train.txt --out e6 --attention lstm
   expect_error "--min-count leaves no word" 1 strict "--min-count" -- bow train --data train.txt --out e7 --min-count 100000000
   expect_error "--min-count 0" 1 strict "--min-count" -- bow train --data train.txt --out e8 --min-count 0
-  expect_error "bow eval of a GPT" 1 strict "gpt" "not a bag-of-words LM" -- bow eval --model gpt --data held.txt
-  expect_error "bow eval of a GPT's weights" 1 strict "gpt" "not a bag-of-words LM" -- bow eval --model gpt/best.safetensors --data held.txt
-  expect_error "bow eval of a missing dir" 1 strict "nowhere" -- bow eval --model nowhere --data held.txt
-  expect_error "bow eval of an empty text" 1 log "empty.txt" -- bow eval --model m-none --data empty.txt
+  expect_error "bow attention of a GPT" 1 strict "gpt" "not a bag-of-words LM" "potop sample" -- bow attention --model gpt --text "a pan"
+  expect_error "bow attention of a GPT's weights" 1 strict "gpt" "not a bag-of-words LM" -- bow attention --model gpt/best.safetensors --text "a pan"
+  expect_error "sample of a bow model" 1 strict "m-none" "bag-of-words" "not a GPT" "potop eval" -- sample --model m-none
+  expect_error "eval of a missing dir" 1 strict "nowhere" -- eval --model nowhere --data held.txt
+  expect_error "bow eval, moved" 1 strict "potop eval" -- bow eval --model m-none --data held.txt
+  expect_error "eval of a bow model on an empty text" 1 log "empty.txt" -- eval --model m-none --data empty.txt
   expect_error "bow attention on a bigram" 1 log "none" -- bow attention --model m-none --text "a pan zagłoba"
   expect_error "bow attention on too long a text" 1 log "--text" -- bow attention --model m-none --text "$(head -c 2000 train.txt)"
   expect_error "bow train into a model" 1 strict "--out m-none" "--force" -- bow train --data train.txt --out m-none

@@ -31,7 +31,7 @@ loads() {  # loads <dir> <what> [gpt|bow|translate]
   local load
   case ${3:-gpt} in
     gpt) load=(sample --model "$1" --tokens 5 --seed 1) ;;
-    bow) load=(bow eval --model "$1" --data text.txt) ;;
+    bow) load=(eval --model "$1" --data text.txt) ;;
     translate) load=(translate eval --model "$1" --data "$1/test.tsv") ;;
   esac
   "$POTOP" "${load[@]}" >/dev/null 2>load.err \

@@ -17,8 +17,8 @@
 
 namespace potop {
 
-struct BowLM::Layers {
-  explicit Layers(const BowConfig& c);
+struct BowLayers {
+  explicit BowLayers(const BowConfig& c);
 
   BowConfig config;
   LayerBuilder built;
@@ -31,16 +31,7 @@ struct BowLM::Layers {
   std::unique_ptr<TiedLMHead> head;
 };
 
-namespace {
-
-const BowConfig& validated(const BowConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
-BowLM::Layers::Layers(const BowConfig& c) : config(validated(c)) {
+BowLayers::BowLayers(const BowConfig& c) : config(validated(c)) {
   const int V = c.vocab_size, d = c.n_embd, T = c.block_size, H = c.attn_hidden, F = c.features();
   LayerBuilder& b = built;
   wte = b.param("wte", {V, d}, TensorInit::normal(0.02), true);
@@ -75,16 +66,14 @@ BowLM::Layers::Layers(const BowConfig& c) : config(validated(c)) {
   head = std::make_unique<TiedLMHead>(b, head_weight, V, F, head_bias);
 }
 
-BowLM::BowLM(const BowConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+BowLM::BowLM(const BowConfig& config) : LayeredModel(std::make_shared<const Layers>(config)) {
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 BowLM::BowLM(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
-    : layers_(std::move(layers)), params_(shared.replica()) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+    : LayeredModel(std::move(layers), shared) {
+  acts_ = Activations(layers_, layers_->built.acts);
 }
-
-std::unique_ptr<Model> BowLM::replica() const { return std::unique_ptr<Model>(new BowLM(layers_, params_)); }
 
 const BowConfig& BowLM::config() const { return layers_->config; }
 

@@ -19,32 +19,29 @@
 #include "nn/activations.h"
 #include "models/bow/bow_config.h"
 #include "nn/layer.h"
+#include "nn/layered_model.h"
 #include "nn/model.h"
 
 namespace potop {
 
-class BowLM final : public Model {
+struct BowLayers;  // the architecture (bow.cpp)
+
+class BowLM final : public LayeredModel<BowLM, BowLayers> {
  public:
   explicit BowLM(const BowConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const BowConfig& config, const BatchShape& shape);
   static Layout parameter_layout(const BowConfig& config);
 
-  // Draws the weights; an idf model's table then needs set_idf.
-  void init_weights(uint64_t seed) { params_.init(seed); }
-  // The idf model's fixed scores from document frequencies: idf(w) = ln((1 + N) / (1 + df(w))) + 1
-  // (smoothed, so always >= 1), stored as ln idf(w). Needs attention idf.
+  // The idf model's fixed scores, set after init_weights, from document frequencies:
+  // idf(w) = ln((1 + N) / (1 + df(w))) + 1 (smoothed, so always >= 1), stored as ln idf(w).
+  // Needs attention idf.
   void set_idf(const std::vector<long>& document_frequency, long documents);
   const BowConfig& config() const;
-  size_t num_parameters() const { return params_.count(); }
 
   // The model contract.
-  ParameterSet& parameters() override { return params_; }
-  const ParameterSet& parameters() const override { return params_; }
   void reserve(const BatchShape& shape) override;
   float forward(const Batch& batch, const Pass& pass) override;
-  int counted_targets() const override { return counted_; }
   void backward(float loss_scale) override;
-  std::unique_ptr<Model> replica() const override;
   MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   // Of the last forward: the attention weights α (B, T, T), row t over the positions k < t (zero
@@ -54,16 +51,14 @@ class BowLM final : public Model {
   const float* logits() const;  // (B, T, V)
 
  private:
-  struct Layers;
+  using Layers = BowLayers;
+  friend LayeredModel;
   BowLM(std::shared_ptr<const Layers> layers, const ParameterSet& shared);
 
-  std::shared_ptr<const Layers> layers_;
-  ParameterSet params_;
   Activations acts_;
   LayerPass last_{};
   const int* tokens_ = nullptr;
   const int* targets_ = nullptr;
-  int counted_ = 0;
   bool has_forward_ = false;
 };
 

@@ -1,15 +1,12 @@
-// Loading a bag-of-words LM (model/bow.h) written by `potop bow train`: its model directory
+// Loading a bag-of-words LM (models/bow/bow.h) written by `potop bow train`: its model directory
 // (config.json with "kind": "bow", the tokenizer's files, the checkpoints) or one of its
-// .safetensors files alone. The files are those of any model directory (model_dir.h).
+// .safetensors files alone, through the one loader of every kind (checkpoint/model_dir.h).
 #pragma once
 #include <filesystem>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/safetensors.h"
+#include "checkpoint/model_dir.h"
 #include "models/bow/bow.h"
-#include "tokenizer/tokenizer.h"
 
 namespace potop {
 
@@ -17,14 +14,7 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* kBowKind = "bow";
 
-struct LoadedBow {
-  BowConfig config;
-  std::unique_ptr<BowLM> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-  nlohmann::json training;  // options it was trained with (empty for a lone weights file)
-  fs::path weights;
-  std::string choice;  // which checkpoint, and why (choose_checkpoint)
-};
+using LoadedBow = LoadedAs<BowLM, BowConfig>;
 
 // `which` as for load_model_dir (best, latest, resume, step-N, a path; empty: the newest not
 // worse than best). A directory or file of another kind of model (a GPT) is an Error naming it.

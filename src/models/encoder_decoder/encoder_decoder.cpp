@@ -18,8 +18,8 @@
 
 namespace potop {
 
-struct EncoderDecoder::Layers {
-  explicit Layers(const EncoderDecoderConfig& c);
+struct EncoderDecoderLayers {
+  explicit EncoderDecoderLayers(const EncoderDecoderConfig& c);
 
   EncoderDecoderConfig config;
   LayerBuilder built;       // the parameter layout; built.acts is the decoder's activation plan
@@ -31,16 +31,7 @@ struct EncoderDecoder::Layers {
   std::vector<const AttentionLayer*> cross;  // decoder block l's cross-attention, for pictures
 };
 
-namespace {
-
-const EncoderDecoderConfig& validated(const EncoderDecoderConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
-EncoderDecoder::Layers::Layers(const EncoderDecoderConfig& c) : config(validated(c)) {
+EncoderDecoderLayers::EncoderDecoderLayers(const EncoderDecoderConfig& c) : config(validated(c)) {
   const int C = c.n_embd;
   const float scale = std::sqrt(static_cast<float>(C));
   const double proj_std = 0.02 / std::sqrt(2.0 * c.n_layer);
@@ -79,23 +70,18 @@ EncoderDecoder::Layers::Layers(const EncoderDecoderConfig& c) : config(validated
   head = std::make_unique<TiedLMHead>(built, wte, c.vocab_size, C, kNoParam, c.label_smoothing);
 }
 
-EncoderDecoder::EncoderDecoder(const EncoderDecoderConfig& config)
-    : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
+EncoderDecoder::EncoderDecoder(const EncoderDecoderConfig& config) : LayeredModel(std::make_shared<const Layers>(config)) {
   bind_activations();
 }
 
 EncoderDecoder::EncoderDecoder(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
-    : layers_(std::move(layers)), params_(shared.replica()) {
+    : LayeredModel(std::move(layers), shared) {
   bind_activations();
 }
 
 void EncoderDecoder::bind_activations() {
-  enc_acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->enc_acts));
-  dec_acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
-}
-
-std::unique_ptr<Model> EncoderDecoder::replica() const {
-  return std::unique_ptr<Model>(new EncoderDecoder(layers_, params_));
+  enc_acts_ = Activations(layers_, layers_->enc_acts);
+  dec_acts_ = Activations(layers_, layers_->built.acts);
 }
 
 const EncoderDecoderConfig& EncoderDecoder::config() const { return layers_->config; }

@@ -33,29 +33,26 @@
 #include "models/encoder_decoder/encoder_decoder_config.h"
 #include "nn/kv_cache.h"
 #include "nn/layer.h"
+#include "nn/layered_model.h"
 #include "nn/model.h"
 
 namespace potop {
 
-class EncoderDecoder final : public Model {
+struct EncoderDecoderLayers;  // the architecture (encoder_decoder.cpp)
+
+class EncoderDecoder final : public LayeredModel<EncoderDecoder, EncoderDecoderLayers> {
  public:
   explicit EncoderDecoder(const EncoderDecoderConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const EncoderDecoderConfig& config, const BatchShape& shape);
   static Layout parameter_layout(const EncoderDecoderConfig& config);
 
-  void init_weights(uint64_t seed) { params_.init(seed); }
   const EncoderDecoderConfig& config() const;
-  size_t num_parameters() const { return params_.count(); }
 
   // The model contract. A batch carries the source (B, S) with its lengths, and the decoder's
   // input tokens and targets (B, T).
-  ParameterSet& parameters() override { return params_; }
-  const ParameterSet& parameters() const override { return params_; }
   void reserve(const BatchShape& shape) override;
   float forward(const Batch& batch, const Pass& pass) override;
-  int counted_targets() const override { return counted_; }
   void backward(float loss_scale) override;
-  std::unique_ptr<Model> replica() const override;
   MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   const float* logits() const;  // (B, T, V) of the last forward
@@ -84,18 +81,16 @@ class EncoderDecoder final : public Model {
   KVCache new_cache() const;
 
  private:
-  struct Layers;
+  using Layers = EncoderDecoderLayers;
+  friend LayeredModel;
   EncoderDecoder(std::shared_ptr<const Layers> layers, const ParameterSet& shared);
   void bind_activations();
 
-  std::shared_ptr<const Layers> layers_;
-  ParameterSet params_;
   Activations enc_acts_, dec_acts_;
   // The last forward: what backward and the accessors read.
   LayerPass enc_pass_{}, dec_pass_{};
   const int *source_ = nullptr, *tokens_ = nullptr, *targets_ = nullptr;
   const float *src_x_ = nullptr, *memory_ = nullptr, *tgt_x_ = nullptr, *output_ = nullptr;
-  int counted_ = 0;
   bool has_forward_ = false;
   MemoryKV encoded_;                           // encode()'s sentence
   std::vector<const MemoryKV*> row_sources_;   // decode_rows()'s, all &encoded_

@@ -3,7 +3,6 @@
 #include "checkpoint/model_dir.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "core/hash.h"
 
 namespace potop {
 
@@ -20,39 +19,26 @@ void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& con
 }
 
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which) {
-  if (!fs::is_directory(dir))
-    throw Error("--model " + dir.string() + ": not a model directory (expected one written by potop translate train)");
-  const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path))
-    throw Error(config_path.string() + ": missing (is this a model directory from potop translate train?)");
-  const nlohmann::json j = nlohmann::json::parse(read_file(config_path), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("model"))
-    throw Error(config_path.string() + ": not valid JSON with a \"model\" object");
-  const std::string kind = j.value("kind", std::string("gpt"));
-  if (kind != kEncoderDecoderKind)
-    throw Error(config_path.string() + ": a '" + kind + "' model (decoder-only), not a translation model; " +
-                "it generates text with potop sample");
+  return as_translation_model(load_model_dir(dir, which, kEncoderDecoderKind));
+}
+
+TranslationModel as_translation_model(LoadedModel&& loaded) {
   TranslationModel out;
-  update_from_json(out.config, j.at("model"), config_path.string() + ": model");
-  out.config.validate(config_path.string());
-  out.source = j.value("source", std::string("?")), out.target = j.value("target", std::string("?"));
-  out.training = j.value("training", nlohmann::json::object());
-  out.tokenizer = load_tokenizer(dir, j.value("tokenizer", std::string("bpe")));
-  if (out.tokenizer->size() != out.config.vocab_size)
-    throw Error(tokenizer_file_in(dir, out.tokenizer->kind()).string() + ": holds " +
-                std::to_string(out.tokenizer->size()) + " tokens but config.json says vocab_size " +
-                std::to_string(out.config.vocab_size));
-  const CheckpointChoice choice = choose_checkpoint(dir, which);
-  out.choice = choice.why;
-  const SafetensorsFile file(choice.path);
-  const std::string hash = read_vocab_hash(file);
-  if (!hash.empty() && hash != hash_hex(out.tokenizer->hash()))
-    throw Error(choice.path.string() + ": was trained with a different vocabulary than " +
-                tokenizer_file_in(dir, out.tokenizer->kind()).string());
-  check_weights(file, EncoderDecoder::parameter_layout(out.config));
-  out.model = std::make_unique<EncoderDecoder>(out.config);
-  load_weights(file, out.model->parameters());
+  static_cast<LoadedAs<EncoderDecoder, EncoderDecoderConfig>&>(out) =
+      loaded_as<EncoderDecoder, EncoderDecoderConfig>(std::move(loaded));
+  out.source = out.files.value("source", std::string("?")), out.target = out.files.value("target", std::string("?"));
   return out;
+}
+
+bool source_is_first_column(const TranslationModel& m, std::string columns, const std::string& data) {
+  if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
+  const size_t comma = columns.find(',');
+  if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
+  const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
+  if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
+    throw Error("--data " + data + ": its columns (" + columns + ") are not the model's languages " + m.source +
+                " and " + m.target);
+  return m.source == first;
 }
 
 }  // namespace potop

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "checkpoint/model_dir.h"
 #include "checkpoint/weights.h"
 #include "models/encoder_decoder/encoder_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -25,17 +26,20 @@ ModelHeader encoder_decoder_header(const EncoderDecoderConfig& config, const Tok
 void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& config, const Tokenizer& tokenizer,
                             const std::string& source, const std::string& target, const nlohmann::json& training);
 
-struct TranslationModel {
-  EncoderDecoderConfig config;
-  std::unique_ptr<EncoderDecoder> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-  std::string source, target;  // languages
-  nlohmann::json training;
-  std::string choice;  // which checkpoint, and why (for stderr)
+struct TranslationModel : LoadedAs<EncoderDecoder, EncoderDecoderConfig> {
+  std::string source, target;  // languages ("?" for a lone weights file, which does not say)
 };
 
-// Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint). A
-// GPT's directory, or anything else, is one clear potop::Error naming the file.
+// Whether the model's source language is the first column of a pairs file whose columns are
+// `columns` ("en,pl"; empty: those of the data the model was trained on, its training "columns").
+// Columns that are not the model's two languages are an Error naming `data`.
+bool source_is_first_column(const TranslationModel& model, std::string columns, const std::string& data);
+
+// Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint)
+// through the one loader of every kind (checkpoint/model_dir.h). A GPT's directory, or anything
+// else, is one clear potop::Error naming it.
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which = "");
+// A model load_model_dir loaded, of kind encoder-decoder, as a TranslationModel.
+TranslationModel as_translation_model(LoadedModel&& loaded);
 
 }  // namespace potop

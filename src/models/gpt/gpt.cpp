@@ -17,8 +17,8 @@
 
 namespace potop {
 
-struct GPT::Layers {
-  explicit Layers(const GPTConfig& c);
+struct GPTLayers {
+  explicit GPTLayers(const GPTConfig& c);
 
   GPTConfig config;
   LayerBuilder built;  // what the layers below declared: the parameter layout, the activation plan
@@ -28,16 +28,7 @@ struct GPT::Layers {
   std::vector<const AttentionLayer*> attention;  // block l's self-attention, for pictures
 };
 
-namespace {
-
-const GPTConfig& validated(const GPTConfig& c) {
-  c.validate();
-  return c;
-}
-
-}  // namespace
-
-GPT::Layers::Layers(const GPTConfig& c)
+GPTLayers::GPTLayers(const GPTConfig& c)
     : config(validated(c)),
       embed(built, "", c.vocab_size, c.block_size, c.n_embd, c.positions),
       blocks(built, c.norm, c.n_embd),
@@ -59,16 +50,14 @@ GPT::Layers::Layers(const GPTConfig& c)
   if (c.norm == NormPlacement::kPre) blocks.set_final_norm(built, LayerNormParams(built, "ln_f", c.n_embd, c.bias));
 }
 
-GPT::GPT(const GPTConfig& config) : layers_(std::make_shared<Layers>(config)), params_(layers_->built.params) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+GPT::GPT(const GPTConfig& config) : LayeredModel(std::make_shared<const Layers>(config)) {
+  acts_ = Activations(layers_, layers_->built.acts);
 }
 
 GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
-    : layers_(std::move(layers)), params_(shared.replica()) {
-  acts_ = Activations(std::shared_ptr<const ActivationPlan>(layers_, &layers_->built.acts));
+    : LayeredModel(std::move(layers), shared) {
+  acts_ = Activations(layers_, layers_->built.acts);
 }
-
-std::unique_ptr<Model> GPT::replica() const { return std::unique_ptr<Model>(new GPT(layers_, params_)); }
 
 const GPTConfig& GPT::config() const { return layers_->config; }
 

@@ -20,11 +20,14 @@
 #include "nn/activations.h"
 #include "nn/kv_cache.h"
 #include "nn/layer.h"
+#include "nn/layered_model.h"
 #include "nn/model.h"
 
 namespace potop {
 
-class GPT final : public Model {
+struct GPTLayers;  // the architecture (gpt.cpp)
+
+class GPT final : public LayeredModel<GPT, GPTLayers> {
  public:
   explicit GPT(const GPTConfig& config);  // parameters zero: init_weights, or load them
   // What GPT(config) and reserve(shape) would allocate, computed from the same layouts without
@@ -34,18 +37,12 @@ class GPT final : public Model {
   // order, without allocating them.
   static Layout parameter_layout(const GPTConfig& config);
 
-  void init_weights(uint64_t seed) { params_.init(seed); }
   const GPTConfig& config() const;
-  size_t num_parameters() const { return params_.count(); }
 
   // The model contract.
-  ParameterSet& parameters() override { return params_; }
-  const ParameterSet& parameters() const override { return params_; }
   void reserve(const BatchShape& shape) override;
   float forward(const Batch& batch, const Pass& pass) override;
-  int counted_targets() const override { return counted_; }
   void backward(float loss_scale) override;
-  std::unique_ptr<Model> replica() const override;
   MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   // Generation: tokens (1, T) continue the sequence whose keys and values the cache holds
@@ -66,12 +63,11 @@ class GPT final : public Model {
   const float* attention(int layer);
 
  private:
-  struct Layers;
+  using Layers = GPTLayers;
+  friend LayeredModel;
   explicit GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared);
   float run_forward(const int* tokens, const int* targets, const LayerPass& pass);
 
-  std::shared_ptr<const Layers> layers_;  // the architecture: shared by replicas, never changed
-  ParameterSet params_;
   Activations acts_;
   // The last forward: what backward and the accessors read.
   LayerPass last_{};
@@ -79,7 +75,6 @@ class GPT final : public Model {
   const int* targets_ = nullptr;
   const float* input_ = nullptr;   // the embedding's output, the blocks' input
   const float* output_ = nullptr;  // the blocks' output, the head's input
-  int counted_ = 0;
   bool has_forward_ = false;  // with targets, so backward may run
   std::vector<float> attention_map_, attention_scratch_;
 };

@@ -77,7 +77,7 @@ struct GptData {
   std::unique_ptr<Tokenizer> tokenizer;
   TokenCorpus corpus;
   uint64_t hash = 0;
-  std::optional<LoadedModel> base;  // --init-from: the model fine-tuned
+  std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned
   std::string summary;              // the "data:" line
   UnknownReport unknown;
 };
@@ -92,7 +92,7 @@ std::unique_ptr<Tokenizer> choose_tokenizer(TrainOptions& options, const RunKit&
     return t;
   }
   if (!options.init_from.empty()) {
-    data.base.emplace(load_model_dir(options.init_from));
+    data.base.emplace(load_gpt_dir(options.init_from));
     options.model = fine_tuned_config(data.base->config, options.model, kit.control().given, options.init_from);
     if (prepared) check_tokenizer(*prepared, *data.base->tokenizer, "the tokenizer of --init-from " + options.init_from);
     return std::move(data.base->tokenizer);

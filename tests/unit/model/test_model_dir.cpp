@@ -33,7 +33,7 @@ TEST(ModelDir, RoundTripGivesIdenticalWeights) {
   const Saved s = save_small_model("roundtrip");
   GPT original(s.config);
   original.init_weights(1);
-  const LoadedModel m = load_model_dir(s.dir);
+  const LoadedGpt m = load_gpt_dir(s.dir);
   EXPECT_EQ(m.weights.filename(), "latest.safetensors");
   EXPECT_EQ(m.metadata.at("step"), "1");
   EXPECT_EQ(m.tokenizer->to_json(), s.tokenizer.to_json());
@@ -76,7 +76,7 @@ TEST(ModelDir, ChoosesTheNewestWeightsNotWorseThanTheBest) {
 
 TEST(ModelDir, ErrorsNameTheCulprit) {
   const Saved s = save_small_model("errors");
-  EXPECT_NE(testing::error_message([&] { load_model_dir(s.dir / "nope"); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(testing::error_message([&] { load_gpt_dir(s.dir / "nope"); }).find("does not exist"), std::string::npos);
   // A config whose shapes differ from the tensors.
   {
     const testing::TempDir bad("errors_config");
@@ -84,7 +84,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
     GPTConfig wider = s.config;
     wider.n_embd = 16;
     save_model_files(bad, wider, s.tokenizer, {});
-    const std::string msg = testing::error_message([&] { load_model_dir(bad); });
+    const std::string msg = testing::error_message([&] { load_gpt_dir(bad); });
     EXPECT_NE(msg.find("latest.safetensors"), std::string::npos) << msg;
     EXPECT_NE(msg.find("shape"), std::string::npos) << msg;
   }
@@ -95,7 +95,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
     std::vector<char32_t> chars = s.tokenizer.chars();
     chars.back() = U'X';
     CharTokenizer(chars).save(bad / "vocab.json");
-    const std::string msg = testing::error_message([&] { load_model_dir(bad); });
+    const std::string msg = testing::error_message([&] { load_gpt_dir(bad); });
     EXPECT_NE(msg.find("different vocabulary"), std::string::npos) << msg;
   }
   // A truncated checkpoint.
@@ -103,7 +103,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
     const testing::TempDir bad("errors_truncated");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     fs::resize_file(bad / "latest.safetensors", fs::file_size(bad / "latest.safetensors") / 2);
-    const std::string msg = testing::error_message([&] { load_model_dir(bad); });
+    const std::string msg = testing::error_message([&] { load_gpt_dir(bad); });
     EXPECT_NE(msg.find("latest.safetensors"), std::string::npos) << msg;
   }
   // A config.json that is not JSON.
@@ -111,7 +111,7 @@ TEST(ModelDir, ErrorsNameTheCulprit) {
     const testing::TempDir bad("errors_json");
     fs::copy(s.dir, bad, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     std::ofstream(bad / "config.json") << "{ not json";
-    const std::string msg = testing::error_message([&] { load_model_dir(bad); });
+    const std::string msg = testing::error_message([&] { load_gpt_dir(bad); });
     EXPECT_NE(msg.find("config.json"), std::string::npos) << msg;
   }
 }

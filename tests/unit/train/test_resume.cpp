@@ -153,7 +153,7 @@ TEST_F(Resume, KeepWritesResumableSnapshots) {
   EXPECT_EQ(records(dir_ / "run"), records(dir_ / "reference"));
   EXPECT_EQ(params_of(dir_ / "run" / "latest.safetensors"), params_of(dir_ / "reference" / "latest.safetensors"));
   // A snapshot is also a checkpoint that sample and eval can load.
-  const LoadedModel m = load_model_dir(dir_ / "run", (dir_ / "run" / "step-000021.safetensors").string());
+  const LoadedGpt m = load_gpt_dir(dir_ / "run", (dir_ / "run" / "step-000021.safetensors").string());
   EXPECT_EQ(m.metadata.at("step"), "21");
 }
 

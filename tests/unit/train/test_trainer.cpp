@@ -59,7 +59,7 @@ TEST(Trainer, SameSeedAndThreadsGiveIdenticalLosses) {
   for (const char* f : {"config.json", "vocab.json", "latest.safetensors", "best.safetensors", "metrics.jsonl"})
     EXPECT_TRUE(fs::exists(fs::path(a.out) / f)) << f;
   // The directory loads back and holds the same model.
-  const LoadedModel m = load_model_dir(a.out, "latest");
+  const LoadedGpt m = load_gpt_dir(a.out, "latest");
   EXPECT_EQ(m.metadata.at("step"), "30");
   EXPECT_EQ(m.config.n_embd, 16);
 }

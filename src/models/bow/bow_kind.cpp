@@ -1,0 +1,31 @@
+#include "models/bow/bow_kind.h"
+
+#include "models/bow/bow.h"
+
+namespace potop {
+
+namespace {
+
+std::string describe_bow(const nlohmann::json& j) {
+  const BowConfig c = config_from_json<BowConfig>(j);
+  return "bag-of-words LM, attention " + to_string(c.attention) + ", " + std::to_string(c.n_embd) + " wide, window " +
+         std::to_string(c.block_size) + " words" +
+         (c.attention == BowAttention::kAdditive ? ", scorer " + std::to_string(c.attn_hidden) + " wide" : "");
+}
+
+}  // namespace
+
+const ModelKind& bow_kind() {
+  static const ModelKind kind = model_kind_row<BowLM, BowConfig>({
+      .name = "bow",
+      .description = "a bigram + attention bag-of-words language model",
+      .noun = "a bag-of-words LM",
+      .tokenizer = "word",
+      .commands = {"info", "eval", "attention", "bow attention"},
+      .hint = "use potop eval or potop attention (it does not generate text)",
+      .describe = describe_bow,
+  });
+  return kind;
+}
+
+}  // namespace potop

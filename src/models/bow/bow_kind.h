@@ -1,0 +1,9 @@
+// The bow row of the table of model kinds (models/kinds.h).
+#pragma once
+#include "models/kinds.h"
+
+namespace potop {
+
+const ModelKind& bow_kind();
+
+}  // namespace potop

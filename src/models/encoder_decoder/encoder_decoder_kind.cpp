@@ -1,0 +1,32 @@
+#include "models/encoder_decoder/encoder_decoder_kind.h"
+
+#include "models/encoder_decoder/encoder_decoder.h"
+
+namespace potop {
+
+namespace {
+
+std::string describe_encoder_decoder(const nlohmann::json& j) {
+  const EncoderDecoderConfig c = config_from_json<EncoderDecoderConfig>(j);
+  return "encoder-decoder, " + std::to_string(c.n_layer) + "+" + std::to_string(c.n_layer) + " layers, " +
+         std::to_string(c.n_head) + " heads, " + std::to_string(c.n_embd) + " wide, block " +
+         std::to_string(c.block_size) + ", " + to_string(c.norm) + "-LN, " + to_string(c.activation) + ", " +
+         to_string(c.positions) + " positions";
+}
+
+}  // namespace
+
+const ModelKind& encoder_decoder_kind() {
+  static const ModelKind kind = model_kind_row<EncoderDecoder, EncoderDecoderConfig>({
+      .name = "encoder-decoder",
+      .description = "an encoder-decoder translation model",
+      .noun = "a translation model",
+      .tokenizer = "bpe",
+      .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention"},
+      .hint = "use potop translate (translate eval, translate attention)",
+      .describe = describe_encoder_decoder,
+  });
+  return kind;
+}
+
+}  // namespace potop

@@ -1,0 +1,9 @@
+// The encoder_decoder row of the table of model kinds (models/kinds.h).
+#pragma once
+#include "models/kinds.h"
+
+namespace potop {
+
+const ModelKind& encoder_decoder_kind();
+
+}  // namespace potop

@@ -1,0 +1,27 @@
+#include "models/kinds.h"
+
+#include "models/bow/bow_kind.h"
+#include "models/encoder_decoder/encoder_decoder_kind.h"
+#include "models/gpt/gpt_kind.h"
+
+namespace potop {
+
+const std::vector<const ModelKind*>& model_kinds() {
+  static const std::vector<const ModelKind*> kinds = {&gpt_kind(), &encoder_decoder_kind(), &bow_kind()};
+  return kinds;
+}
+
+const ModelKind& model_kind(const std::string& name) {
+  std::string known;
+  for (const ModelKind* kind : model_kinds()) {
+    if (kind->name == name) return *kind;
+    known += (known.empty() ? "" : ", ") + kind->name;
+  }
+  throw Error("unknown model kind '" + name + "' (known: " + known + ")");
+}
+
+Error wrong_kind(const std::string& where, const ModelKind& kind, const std::string& wanted) {
+  return Error(where + ": " + kind.description + " (kind '" + kind.name + "'), not " + wanted + "; " + kind.hint);
+}
+
+}  // namespace potop
