@@ -1,51 +1,15 @@
 // `potop translate train`: an encoder-decoder on a TSV of sentence pairs. Setup only — read and
 // split the pairs, train (or restore) the shared subword tokenizer, build the model and the
-// length-bucketed batches — then the run harness (run.h) does the rest, as for the GPT: progress,
-// evaluation (dev loss and dev BLEU/chrF of greedy translations), checkpoints, resume, signals.
+// length-bucketed batches, evaluate with dev loss and the dev BLEU/chrF of greedy translations —
+// and the run kit (train/run_kit.h) does the rest, as for every model.
 #pragma once
-#include <cstdint>
 #include <cstdio>
-#include <nlohmann/json_fwd.hpp>
-#include <string>
-#include <vector>
 
-#include "core/fields.h"
-#include "data/parallel_corpus.h"
-#include "models/encoder_decoder/encoder_decoder_config.h"
+#include "models/encoder_decoder/translation_options.h"
 #include "train/run.h"
 #include "train/run_control.h"
-#include "train/run_options.h"
 
 namespace potop {
-
-struct TranslationOptions : RunOptions {
-  // data
-  std::string data;
-  std::string source = "en", target = "pl";
-  std::string columns = "en,pl";  // the languages of the file's two columns
-  BadLines bad_lines = BadLines::kSkip;
-  int dev_size = 500, test_size = 1000;
-  int vocab_size = 8000;  // of the shared BPE tokenizer
-  // model
-  EncoderDecoderConfig model;
-  // batches of about this many padded tokens, of sentences of similar lengths (not --batch-size)
-  int batch_tokens = 2048;
-  int eval_sentences = 200;  // dev sentences translated for BLEU and chrF at each evaluation
-
-  // The run: the paper's Adam (beta2 0.98, eps 1e-9, no weight decay) and warm-up schedule.
-  TranslationOptions() {
-    out = "runs/translate";
-    steps = 3000;
-    lr_schedule = LrShape::kNoam, lr = 1.0f, min_lr = 1e-5f, warmup = 800;
-    beta2 = 0.98f, eps = 1e-9f, weight_decay = 0.0f;
-    eval_interval = 500, log_interval = 50;
-  }
-};
-
-std::vector<Field> translation_fields(TranslationOptions& options);
-inline std::vector<Field> fields_of(TranslationOptions& options) { return translation_fields(options); }
-nlohmann::json to_json(const TranslationOptions& options);
-void validate(const TranslationOptions& options);
 
 RunResult train_translation(const TranslationOptions& options, std::FILE* log, const RunControl& control);
 

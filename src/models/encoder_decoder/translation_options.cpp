@@ -1,0 +1,52 @@
+#include "models/encoder_decoder/translation_options.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace potop {
+
+std::vector<Field> translation_fields(TranslationOptions& o) {
+  std::vector<Field> fields = {
+      {"data", "TSV file of sentence pairs, one pair a line: FIRST<tab>SECOND", &o.data, false},
+      {"source", "language to translate from (one of --columns)", &o.source, false},
+      {"target", "language to translate into (one of --columns)", &o.target, false},
+      {"columns", "languages of the file's two columns, comma-separated", &o.columns, false},
+      {"bad-lines", "a line without one tab or with an empty side: skip (counted, reported) or error",
+       choice(o.bad_lines, {{BadLines::kSkip, "skip"}, {BadLines::kError, "error"}}), false},
+      {"dev-size", "pairs held out for evaluation during training (dev.tsv)", &o.dev_size, false},
+      {"test-size", "pairs held out for the final test (test.tsv)", &o.test_size, false},
+      {"vocab-size", "subword tokens of the shared source/target BPE tokenizer", &o.vocab_size, true},
+  };
+  for (Field& f : encoder_decoder_fields(o.model)) fields.push_back(std::move(f));
+  fields.push_back({"batch-tokens", "padded tokens per micro-batch (B x longest sentence), batches of similar lengths",
+                    &o.batch_tokens, false});
+  fields.push_back({"eval-sentences", "dev sentences translated (greedy) for BLEU and chrF at each evaluation",
+                    &o.eval_sentences, false});
+  for (Field& f : run_option_fields(o, {"batch-size", "eval-iters"})) fields.push_back(std::move(f));
+  return fields;
+}
+
+nlohmann::json to_json(const TranslationOptions& options) {
+  TranslationOptions copy = options;
+  return fields_to_json(translation_fields(copy));
+}
+
+void validate(const TranslationOptions& o) {
+  auto positive = [](int v, const char* flag) {
+    if (v <= 0) throw Error(std::string("--") + flag + " must be positive (got " + std::to_string(v) + ")");
+  };
+  if (o.data.empty()) throw Error("--data is required: a TSV file of sentence pairs");
+  validate(static_cast<const RunOptions&>(o));
+  positive(o.batch_tokens, "batch-tokens"), positive(o.vocab_size, "vocab-size");
+  if (o.eval_sentences < 0) throw Error("--eval-sentences must be >= 0");
+  if (o.batch_tokens < o.model.block_size)
+    throw Error("--batch-tokens " + std::to_string(o.batch_tokens) + " is below --block-size " +
+                std::to_string(o.model.block_size) + ": the longest pair would not fit in a batch");
+  EncoderDecoderConfig shape = o.model;
+  shape.vocab_size = std::max(shape.vocab_size, 1);  // comes from the tokenizer, later
+  shape.validate("model");
+}
+
+}  // namespace potop
