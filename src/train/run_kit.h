@@ -7,8 +7,8 @@
 //   kit.start(options);                                  // threads, ranks, --out / --force
 //   ... its data and tokenizer (kit.resumed_tokenizer(), kit.check_data(hash, ...)) ...
 //   BowLM& model = kit.build<BowLM>(config, shape, [&](BowLM& m) { m.init_weights(seed); });
-//   RunJob job{...};                                     // next_batch, evaluate, tokens per step
-//   return kit.run(job, model files);
+//   ModelJob job{...};                                   // next_batch, evaluate, its sizes
+//   return kit.run(job, *tokenizer, to_json(config), to_json(options), data_hash);
 //
 // and the kit does, the same way for every model:
 //   - resume: the state file, the saved options with the flags given now on top, refusing a new
@@ -95,9 +95,10 @@ class RunKit {
     return resume_options(state_, requested, control_, out_, notes_);
   }
 
-  // After the options are validated: threads, ranks, the output directory (created; an earlier
-  // run in it is refused without --force). own_files: the files the model writes into its
-  // directory beside every run's (a translation model's train/dev/test.tsv), removed with them.
+  // After the options are validated: threads, ranks, the output directory (an earlier run in it
+  // is refused without --force; the directory is created once the model is built, so a run
+  // refused for its data leaves none). own_files: the files the model writes into its directory
+  // beside every run's (a translation model's train/dev/test.tsv), removed with them.
   void start(const RunOptions& options, const std::vector<std::string>& own_files = {});
 
   Communicator& comm() { return *comm_; }
