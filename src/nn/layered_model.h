@@ -32,6 +32,15 @@ class LayeredModel : public Model {
   LayeredModel(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
       : layers_(std::move(layers)), params_(shared.replica()) {}
 
+  // The memory plan of a model whose activations all have one row per position of the batch
+  // (B·T rows): its parameters and its layers' activations, from the same layouts it allocates.
+  static MemoryPlan token_rows_plan(const Layers& layers, const BatchShape& shape) {
+    MemoryPlan plan;
+    plan.add_parameters(layers.built.params);
+    plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
+    return plan;
+  }
+
   std::shared_ptr<const Layers> layers_;  // the architecture: shared by replicas, never changed
   ParameterSet params_;
   int counted_ = 0;  // targets the last forward counted

@@ -78,11 +78,7 @@ BowLM::BowLM(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
 const BowConfig& BowLM::config() const { return layers_->config; }
 
 MemoryPlan BowLM::plan(const BowConfig& config, const BatchShape& shape) {
-  const Layers layers(config);
-  MemoryPlan plan;
-  plan.add_parameters(layers.built.params);
-  plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
-  return plan;
+  return token_rows_plan(Layers(config), shape);
 }
 
 Layout BowLM::parameter_layout(const BowConfig& config) { return Layers(config).built.params; }

@@ -62,11 +62,7 @@ GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
 const GPTConfig& GPT::config() const { return layers_->config; }
 
 MemoryPlan GPT::plan(const GPTConfig& config, const BatchShape& shape) {
-  const Layers layers(config);
-  MemoryPlan plan;
-  plan.add_parameters(layers.built.params);
-  plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
-  return plan;
+  return token_rows_plan(Layers(config), shape);
 }
 
 Layout GPT::parameter_layout(const GPTConfig& config) { return Layers(config).built.params; }
