@@ -39,8 +39,10 @@ outside GEMM (attention, LayerNorm, activations, the optimizer, overheads).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -172,6 +174,7 @@ def main() -> int:
         return 2
 
     tmp = tempfile.mkdtemp(prefix="potop-bench-")
+    atexit.register(shutil.rmtree, tmp, True)  # the 10 MB token file is the run's alone
     tokens = os.path.join(tmp, "tokens.i32")
     data_note = write_tokens(tokens)
     results: dict = {"data": data_note, "peak": {}, "train": {}, "generate": {}, "torch_setup": {}}
