@@ -13,6 +13,8 @@ Batch Batch::rows(int first, int count) const {
   shard.targets = targets ? targets + offset : nullptr;
   shard.source = source ? source + static_cast<size_t>(first) * S : nullptr;
   shard.source_lengths = source_lengths ? source_lengths + first : nullptr;
+  shard.lengths = lengths ? lengths + first : nullptr;
+  shard.labels = labels ? labels + first : nullptr;
   return shard;
 }
 

@@ -22,6 +22,11 @@ struct Batch : BatchShape {
   // from there on are padding, masked in attention); null for a decoder-only model.
   const int* source = nullptr;
   const int* source_lengths = nullptr;  // (B), or null: no padding
+  // An encoder's (BERT's, a classifier's) tokens are padded too: the real length of each row
+  // (positions from there on are padding, masked in attention); null: no padding.
+  const int* lengths = nullptr;
+  // A classifier's: one class id per row (B); null: no loss (forward only).
+  const int* labels = nullptr;
   Batch rows(int first, int count) const;
 };
 
