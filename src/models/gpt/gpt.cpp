@@ -4,16 +4,11 @@
 #include "models/gpt/gpt.h"
 
 #include <algorithm>
-#include <cmath>
-#include <string>
 
 #include "core/error.h"
 #include "core/profile.h"
-#include "nn/attention_layer.h"
-#include "nn/embedding_layer.h"
 #include "nn/lm_head.h"
-#include "nn/mlp_layer.h"
-#include "nn/residual_stack.h"
+#include "nn/transformer_body.h"
 
 namespace potop {
 
@@ -22,33 +17,14 @@ struct GPTLayers {
 
   GPTConfig config;
   LayerBuilder built;  // what the layers below declared: the parameter layout, the activation plan
-  EmbeddingLayer embed;
-  ResidualStack blocks;
+  TransformerBody body;
   TiedLMHead head;
-  std::vector<const AttentionLayer*> attention;  // block l's self-attention, for pictures
 };
 
 GPTLayers::GPTLayers(const GPTConfig& c)
     : config(validated(c)),
-      embed(built, "", c.vocab_size, c.block_size, c.n_embd, c.positions),
-      blocks(built, c.norm, c.n_embd),
-      head(built, embed.token_table(), c.vocab_size, c.n_embd) {
-  // GPT-2 scales the init of the two projections into the residual stream by 1/√(2·n_layer).
-  const double residual_std = 0.02 / std::sqrt(2.0 * c.n_layer);
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".";
-    const LayerNormParams ln1(built, h + "ln_1", c.n_embd, c.bias);
-    auto attn = std::make_unique<AttentionLayer>(
-        built, h + "attn", AttentionConfig{c.n_embd, c.n_head, c.bias, /*causal=*/true, /*cross=*/false, residual_std});
-    attention.push_back(attn.get());
-    blocks.add(built, ln1, std::move(attn));
-    const LayerNormParams ln2(built, h + "ln_2", c.n_embd, c.bias);
-    blocks.add(built, ln2,
-               std::make_unique<MlpLayer>(built, h + "mlp",
-                                          MlpConfig{c.n_embd, 4 * c.n_embd, c.activation, c.bias, residual_std}));
-  }
-  if (c.norm == NormPlacement::kPre) blocks.set_final_norm(built, LayerNormParams(built, "ln_f", c.n_embd, c.bias));
-}
+      body(built, c, /*causal=*/true),
+      head(built, body.embed.token_table(), c.vocab_size, c.n_embd) {}
 
 GPT::GPT(const GPTConfig& config) : LayeredModel(std::make_shared<const Layers>(config)) {
   acts_ = Activations(layers_, layers_->built.acts);
@@ -81,8 +57,8 @@ float GPT::run_forward(const int* tokens, const int* targets, const LayerPass& p
   last_ = pass;
   tokens_ = tokens, targets_ = targets;
   const Frame f{params_, acts_};
-  input_ = L.embed.forward(tokens, pass, f);     // x = dropout(wte[tokens] + positions)
-  output_ = L.blocks.forward(input_, pass, f);  // h = blocks(x)
+  const TransformerBody::Output body = L.body.forward(tokens, pass, f);  // h = blocks(dropout(wte[tokens] + positions))
+  input_ = body.x, output_ = body.h;
   const float loss = L.head.forward(output_, targets, pass, f, counted_);  // logits = h·wteᵀ; loss
   has_forward_ = targets != nullptr;
   return loss;
@@ -125,11 +101,9 @@ void GPT::backward(float loss_scale) {
   const Frame f{params_, acts_};
   const LayerPass& pass = last_;
   // logits = h·wteᵀ, into d h
-  L.head.backward(L.blocks.output_grad(f), loss_scale, counted_, output_, targets_, pass, f);
-  // h = blocks(x), into d x
-  const ResidualStack::InputGrad d = L.blocks.backward(input_, pass, f);
-  // x = dropout(wte[tokens] + positions)
-  L.embed.backward(d.dx, d.free, tokens_, pass, f);
+  L.head.backward(L.body.blocks.output_grad(f), loss_scale, counted_, output_, targets_, pass, f);
+  // h = blocks(x), x = dropout(wte[tokens] + positions)
+  L.body.backward(tokens_, input_, pass, f);
 }
 
 const float* GPT::logits() const { return layers_->head.logits(acts_); }
@@ -141,7 +115,7 @@ const float* GPT::attention(int layer) {
               "attention(): no such layer, or no forward without a cache yet");
   const int B = last_.B, T = last_.T, H = config().n_head;
   attention_map_.resize(size_t(B) * H * T * T);
-  layers_->attention[layer]->probabilities(attention_map_.data(), attention_scratch_, last_, Frame{params_, acts_});
+  layers_->body.attention[layer]->probabilities(attention_map_.data(), attention_scratch_, last_, Frame{params_, acts_});
   return attention_map_.data();
 }
 
