@@ -18,8 +18,8 @@
 #   3. The English fortunes (the files of fortunes-min and fortunes, not ascii-art): each
 #      paragraph of a fortune on one line. Backspace overstrikes ("____^H^H^H^HBODY") and bells
 #      are removed; a paragraph is dropped when it still holds a character outside printable
-#      ASCII and "éüß" (the few there are mojibake: "donâ€™t") or when letters are under half of
-#      its other characters (ASCII art, tables, code).
+#      ASCII and "éüß" (the few there are UTF-8 encoded twice) or when it has fewer than twice as
+#      many letters as other non-space characters (ASCII art, tables, code).
 #   4. The English side (first column) of ../shared/data/tatoeba-eng-pol.tsv.
 # Every line is valid UTF-8 (an invalid one is dropped), has no control characters, and has its
 # runs of white space collapsed to one space.
@@ -87,7 +87,7 @@ perl -e "$tidy"'
     my $lemma = (split / /, $head)[4];
     $lemma =~ s/\((?:a|p|ip)\)$//;  # the syntactic marker of some adjectives
     $lemma =~ tr/_/ /;
-    $gloss =~ tr/`/\x27/;  # `to'"'"' -> '"'"'to'"'"'
+    $gloss =~ tr/`/\x27/;  # WordNet quotes with a backquote and a quote: both become plain quotes
     while ($gloss =~ /\S/) {
       if ($gloss =~ s/^\s*"([^"]*)"(?:\s*-+\s*[^;"]*)?\s*(?:;|$)//) {
         put($1);  # an example, without its "- Author"
