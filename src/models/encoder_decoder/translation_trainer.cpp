@@ -197,7 +197,7 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   std::fprintf(log, "tokenizer: shared %s, %d tokens; %d batches of about %d tokens per epoch\n",
                tokenizer.kind().c_str(), tokenizer.size(), batches.size(), options.batch_tokens);
   if (!start.from.empty())
-    std::fprintf(log, "fine-tuning from %s (its %d sentinels stay in the vocabulary, never emitted)\n",
+    std::fprintf(log, "fine-tuning from %s (its sentinels, %d, stay in the vocabulary, never emitted)\n",
                  start.from.c_str(), config.sentinels);
   log_model(log, config, model);
 
