@@ -36,8 +36,8 @@ int emitted(const EncoderDecoder& model) { return model.config().emitted_vocab()
 // A sentence's search is advanced one step at a time by its caller, who runs the decoder pass
 // for it — alone, or in one pass with other sentences' searches. Each search has rows() alive
 // hypotheses; hypothesis h continues with last_token(h) from cache(h); advance() takes the
-// pass's logits (rows(), V) for them. Once done(), result() gives the translation and frees the
-// caches.
+// pass's logits (rows(), vocab_size) for them and reads the first emitted() of each row. Once
+// done(), result() gives the translation and frees the caches.
 
 // Greedy search: y_t = argmax p(y | y_<t, x), one hypothesis, no bookkeeping.
 class GreedySearch {
@@ -50,9 +50,9 @@ class GreedySearch {
   int last_token(int) const { return out_.empty() ? kBosId : out_.back(); }
   KVCache& cache(int) { return cache_; }
 
-  // logits: rows() rows of `stride` floats, of which the first V are the ids that may be emitted.
-  void advance(const float* logits, int stride, int V) {
-    (void)stride;
+  // logits: rows() rows of `stride` floats (here one row), of which the first V are the ids that
+  // may be emitted.
+  void advance(const float* logits, int /*stride*/, int V) {
     const int next = int(std::max_element(logits, logits + V) - logits);  // the first of equal maxima
     if (next == kEosId) {
       done_ = true;
