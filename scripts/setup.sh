@@ -29,6 +29,9 @@ packages=(
   libcpp-httplib-dev chromium nodejs npm wrk
   # word2vec's anchors: gensim (tests read potop's vectors with it; bench/word2vec.py) and fastText
   python3-gensim fasttext
+  # the English pre-training corpus (scripts/pretrain-corpus.sh, docs/transfer.md): WordNet's
+  # glosses, the King James Bible (its text and the program that decompresses it), the fortunes
+  wordnet-base bible-kjv bible-kjv-text fortunes-min fortunes
 )
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

@@ -5,3 +5,6 @@ set_tests_properties(cli.translate PROPERTIES LABELS "cli" TIMEOUT 600)
 add_test(NAME cli.translate_torch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/translate_torch.sh $<TARGET_FILE:potop>
          ${POTOP_PYTHON} ${PROJECT_SOURCE_DIR}/scripts)
 set_tests_properties(cli.translate_torch PROPERTIES LABELS "cli" TIMEOUT 300)
+# potop translate pretrain (T5 span corruption) and translate train --init-from.
+add_test(NAME cli.pretrain COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/pretrain.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.pretrain PROPERTIES LABELS "cli" TIMEOUT 120)

@@ -37,7 +37,16 @@ const ModelKind& kind_named(const std::string& name, const std::string& where, c
   return kind;
 }
 
-int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0); }
+// The tokenizer's share of the vocabulary: a pre-trained encoder-decoder's span-corruption
+// sentinels ("sentinels", models/encoder_decoder/encoder_decoder_config.h) are ids past it.
+int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0) - config.value("sentinels", 0); }
+
+// " (the tokenizer's and 1 of the model's own)": what a vocabulary mismatch message adds for a
+// kind with ids past its tokenizer's.
+std::string own_ids(const ModelKind& kind, const nlohmann::json& config) {
+  const int extra = expected_vocab_size(kind, config, 0);
+  return extra ? " (the tokenizer's and " + std::to_string(extra) + " of the model's own)" : "";
+}
 
 // Checks the file against the config before the model is allocated, so that a config with absurd
 // sizes is reported as a mismatch instead of exhausting memory; then builds the model from it.
@@ -62,9 +71,10 @@ LoadedModel load_weights_file(const fs::path& path, const std::string& wanted) {
     throw Error(path.string() + ": holds no model config and tokenizer (not written by this potop); load the model "
                 "directory it belongs to instead");
   out.config = out.kind->normalize(config, path.string() + ": potop.config");
-  if (out.tokenizer->size() != vocab_size_of(out.config))
+  if (expected_vocab_size(*out.kind, out.config, out.tokenizer->size()) != vocab_size_of(out.config))
     throw Error(path.string() + ": its tokenizer has " + std::to_string(out.tokenizer->size()) +
-                " tokens but its config says vocab_size " + std::to_string(vocab_size_of(out.config)));
+                " tokens but its config says vocab_size " + std::to_string(vocab_size_of(out.config)) +
+                own_ids(*out.kind, out.config));
   load_checked(out, file);
   return out;
 }
@@ -174,10 +184,10 @@ ModelFiles read_model_files(const fs::path& dir, const std::string& wanted) {
   const nlohmann::json tokenizer_kind = out.files.value("tokenizer", nlohmann::json(out.kind->tokenizer));
   if (!tokenizer_kind.is_string()) throw Error(config_path.string() + ": \"tokenizer\" must be a string");
   out.tokenizer = load_tokenizer(dir, tokenizer_kind.get<std::string>());
-  if (out.tokenizer->size() != vocab_size_of(out.config))
+  if (expected_vocab_size(*out.kind, out.config, out.tokenizer->size()) != vocab_size_of(out.config))
     throw Error(tokenizer_file_in(dir, out.tokenizer->kind()).string() + ": holds " +
                 std::to_string(out.tokenizer->size()) + " tokens but config.json says vocab_size " +
-                std::to_string(vocab_size_of(out.config)));
+                std::to_string(vocab_size_of(out.config)) + own_ids(*out.kind, out.config));
   return out;
 }
 

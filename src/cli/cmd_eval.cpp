@@ -19,6 +19,8 @@
 #include "data/parallel_corpus.h"
 #include "data/prepared_data.h"
 #include "data/text_file.h"
+#include "models/bert/bert_kind.h"
+#include "models/bert/masked_batches.h"
 #include "models/bow/bow_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/encoder_decoder/translation_model.h"
@@ -38,6 +40,8 @@ struct EvalArgs {
   Unknown unknown = Unknown::kError;
   bool unknown_given = false;
   int batch_size = 16, stride = 0;
+  double mask_fraction = 0.15;  // a BERT's masking
+  uint64_t seed = 1;
   bool json = false;
 };
 
@@ -127,6 +131,51 @@ int eval_windows_of_text(const EvalArgs& a, LoadedModel& m) {
   return 0;
 }
 
+// A BERT on a text: every window of block_size - 2 tokens, in order, as [CLS] window [SEP], masked
+// as in training with a fixed seed (--seed), so that two models are scored on the same masks:
+// the masked-token loss, its perplexity, and how often the top guess is the original token.
+int eval_masked_lm(const EvalArgs& a, LoadedModel& m) {
+  if (a.data.empty()) throw Error("--data is required for " + m.kind->noun + ": a text file, or a data directory");
+  if (a.stride != 0) throw Error("--stride: not for " + m.kind->noun + ", whose windows do not overlap");
+  EvalTokens text;
+  read_tokens(a, m, a.unknown, text);
+  const BertConfig config = config_from_json<BertConfig>(m.config);
+  const int B = a.batch_size, T = config.block_size, W = T - 2;
+  const long n = static_cast<long>(text.tokens.size());
+  if (n < 1) throw Error(a.data + ": has no token to score");
+  const MaskingRule rule{a.mask_fraction, mask_id(config), kSpecialCount, m.tokenizer->size()};
+  announce(m);
+  BatchParallel parallel(*m.model, std::min(get_threads(), B));
+  std::vector<int> windows(static_cast<size_t>(B) * W), lengths(static_cast<size_t>(B));
+  MaskedRows rows;
+  MaskedLMScore score;
+  Rng rng(a.seed);
+  for (long start = 0; start < n;) {
+    int rows_now = 0;
+    for (; rows_now < B && start < n; ++rows_now, start += W) {
+      const int len = static_cast<int>(std::min<long>(W, n - start));
+      text.tokens.read(size_t(start), size_t(len), windows.data() + size_t(rows_now) * W);
+      lengths[size_t(rows_now)] = len;
+    }
+    score.add(parallel, rows.fill(windows.data(), lengths.data(), rows_now, T, rule, rng));
+  }
+  if (a.json) {
+    print_json({{"kind", m.kind->name},
+                {"loss", score.loss()},
+                {"perplexity", std::exp(score.loss())},
+                {"accuracy", score.accuracy()},
+                {"masked", score.masked},
+                {"tokens", n},
+                {"checkpoint", m.weights.string()}});
+  } else {
+    std::printf("%s (%s): %ld tokens, %ld masked (%.0f%%)\nmasked-LM loss %.4f per token | perplexity %.3f | "
+                "accuracy %.2f%%\n",
+                a.data.c_str(), m.weights.string().c_str(), n, score.masked, 100 * a.mask_fraction, score.loss(),
+                std::exp(score.loss()), 100 * score.accuracy());
+  }
+  return 0;
+}
+
 // A translation model on a TSV of pairs: the loss of each reference target given its source,
 // per target token (</s> included), over every pair that fits the model's block size.
 int eval_pairs(const EvalArgs& a, const TranslationModel& m) {
@@ -203,6 +252,10 @@ Run add_eval(CLI::App& app) {
                   "sentence pairs: the languages of the file's columns (default: the model's training data)");
   cmd->add_option("--batch-size", a->batch_size, "windows (sentences) per forward pass")->capture_default_str();
   cmd->add_option("--stride", a->stride, "window advance; 0 = block size (non-overlapping)")->capture_default_str();
+  cmd->add_option("--mask-fraction", a->mask_fraction, "a BERT: the fraction of tokens masked and scored")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0).description("") & CLI::TypeValidator<double>());
+  cmd->add_option("--seed", a->seed, "a BERT: the seed of the masks (the same seed, the same masks)")->capture_default_str();
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   return [a, cmd, unknown]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
@@ -217,6 +270,9 @@ Run add_eval(CLI::App& app) {
       if (cmd->get_option(flag)->count() > 0)
         throw Error(std::string(flag) + ": not for " + m.kind->noun + " (" + a->model.model + ")");
     if (pairs) return eval_pairs(*a, as_translation_model(std::move(m)));
+    if (m.kind == &bert_kind()) return eval_masked_lm(*a, m);
+    for (const char* flag : {"--mask-fraction", "--seed"})
+      if (cmd->get_option(flag)->count() > 0) throw Error(std::string(flag) + ": only for a BERT, not " + m.kind->noun);
     return eval_windows_of_text(*a, m);
   };
 }

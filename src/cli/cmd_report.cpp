@@ -11,6 +11,8 @@
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "report/attention_map.h"
+#include "models/bert/bert_kind.h"
+#include "models/bert/fill_mask.h"
 #include "models/bow/bow_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
@@ -39,6 +41,16 @@ struct AttentionArgs {
   int layer = -1, head = -1;
 };
 
+// Writes the page to --out (default: attention.html beside the model) and says where.
+template <class Loaded>
+int write_attention_page(const std::string& html, const Loaded& m, const std::string& out_flag, const fs::path& dir) {
+  announce(m);
+  const fs::path out = !out_flag.empty() ? fs::path(out_flag) : dir / "attention.html";
+  write_file_atomic(out, html);
+  std::printf("wrote %s\n", out.string().c_str());
+  return 0;
+}
+
 }  // namespace
 
 Run add_attention(CLI::App& app) {
@@ -65,15 +77,27 @@ Run add_attention(CLI::App& app) {
                             !a->out.empty() ? fs::path(a->out) : dir / "cross-attention.html");
       return 0;
     }
+    if (loaded.kind == &bert_kind()) {  // bidirectional: [CLS] text [SEP], a [MASK] allowed
+      LoadedBert m = loaded_as<Bert, BertConfig>(std::move(loaded));
+      std::vector<int> masks;
+      const std::vector<int> ids = bert_input_ids(*m.tokenizer, m.config, a->prompt, masks);
+      Bert& bert = *m.model;
+      const SelfAttentionMaps maps{
+          m.config.n_layer, m.config.n_head, m.config.block_size, /*causal=*/false,
+          [&](const std::vector<int>& x) {
+            const int T = int(x.size());
+            Batch batch{{1, T}, x.data(), nullptr};
+            batch.lengths = &T;
+            bert.forward(batch, Pass{});
+          },
+          [&](int l) { return bert.attention(l); },
+          [&](int id) { return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id); }};
+      return write_attention_page(attention_html(maps, ids, a->layer, a->head), m, a->out, dir);
+    }
     if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
     LoadedGpt m = loaded_as<GPT, GPTConfig>(std::move(loaded));
     const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
-    const std::string html = attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head);
-    announce(m);
-    const fs::path out = !a->out.empty() ? fs::path(a->out) : dir / "attention.html";
-    write_file_atomic(out, html);
-    std::printf("wrote %s\n", out.string().c_str());
-    return 0;
+    return write_attention_page(attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head), m, a->out, dir);
   };
 }
 

@@ -3,6 +3,8 @@
 //       translates one sentence per line (stdin, or --input), writing one line per sentence,
 //       flushed as each is done — or as each batch of N sentences decoded together is done;
 //   potop translate train --data PAIRS.tsv --source en --target pl --out DIR   (or --resume DIR)
+//   potop translate pretrain --data en.txt --data pl.txt --tokenizer DIR --out DIR   T5's span
+//       corruption on plain text; then translate train --init-from DIR fine-tunes the model
 //   potop translate eval --model DIR --data PAIRS.tsv      BLEU and chrF, with their signature
 //   potop translate attention --model DIR --text SRC --translation TGT   the cross-attention map
 
@@ -27,6 +29,7 @@
 #include "models/encoder_decoder/cross_attention_map.h"
 #include "report/translation_metrics.h"
 #include "tokenizer/utf8.h"
+#include "models/encoder_decoder/pretrain_trainer.h"
 #include "models/encoder_decoder/translation_trainer.h"
 
 namespace potop::cli {
@@ -113,6 +116,17 @@ Run add_translate(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
   add_train_flags(train, *flags, translation_fields(*options));
 
+  // pretrain: --data is repeatable, kept as one '\n'-separated field (checkpoints keep strings)
+  CLI::App* pretrain = cmd->add_subcommand(
+      "pretrain", "pre-train an encoder-decoder on plain text by T5's span corruption, for translate train --init-from");
+  auto pre_options = std::make_shared<PretrainOptions>();
+  auto pre_flags = std::make_shared<TrainFlags>();
+  auto pre_data = std::make_shared<std::vector<std::string>>();
+  std::vector<Field> pre_fields = pretrain_fields(*pre_options);
+  pre_fields.erase(pre_fields.begin());  // data: the repeatable flag below
+  pretrain->add_option("--data", *pre_data, "text file, one text a line; repeat for more files (one per language)");
+  add_train_flags(pretrain, *pre_flags, pre_fields);
+
   // eval
   CLI::App* eval = cmd->add_subcommand("eval", "BLEU and chrF of a model's translations of a TSV of pairs");
   auto eval_args = std::make_shared<DecodeArgs>();
@@ -141,6 +155,21 @@ Run add_translate(CLI::App& app) {
       collect_given(train, *flags, translation_fields(*options));
       return run_train_command(*flags, options->out, [&](std::FILE* log, const RunControl& control) {
         return train_translation(*options, log, control);
+      });
+    }
+    if (pretrain->parsed()) {
+      PretrainOptions& o = *pre_options;
+      std::vector<Field> fields = pretrain_fields(o);
+      fields.erase(fields.begin());
+      collect_given(pretrain, *pre_flags, fields);
+      o.data.clear();
+      for (const std::string& f : *pre_data) {
+        if (f.find('\n') != std::string::npos) throw Error("--data: a file name with a line break");
+        o.data += (o.data.empty() ? "" : "\n") + f;
+      }
+      if (!pre_data->empty()) pre_flags->control.given.push_back("data");
+      return run_train_command(*pre_flags, o.out, [&](std::FILE* log, const RunControl& control) {
+        return pretrain_encoder_decoder(o, log, control);
       });
     }
     if (eval->parsed()) {

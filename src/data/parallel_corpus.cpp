@@ -131,30 +131,36 @@ void PairBatches::fill(long k, Batch& batch) {
 void PairBatches::fill_sorted(int i, Batch& batch) { fill_members(batches_[i], batch); }
 
 void PairBatches::fill_members(const std::vector<int>& members, Batch& batch) {
-  const int B = static_cast<int>(members.size());
+  rows_.clear();
+  for (int i : members) rows_.push_back(&examples_[i]);
+  arrays_.fill(rows_, batch);
+}
+
+void PairBatchArrays::fill(const std::vector<const EncodedPair*>& rows, Batch& batch) {
+  const int B = static_cast<int>(rows.size());
   int S = 1, T = 1;
-  for (int i : members) {
-    S = std::max(S, int(examples_[i].source.size()));
-    T = std::max(T, int(examples_[i].target.size()) + 1);
+  for (const EncodedPair* e : rows) {
+    S = std::max(S, int(e->source.size()));
+    T = std::max(T, int(e->target.size()) + 1);
   }
-  source_.assign(size_t(B) * S, kPadId);
-  lengths_.assign(B, 0);
-  input_.assign(size_t(B) * T, kPadId);
-  targets_.assign(size_t(B) * T, -1);
+  source.assign(size_t(B) * S, kPadId);
+  lengths.assign(B, 0);
+  input.assign(size_t(B) * T, kPadId);
+  targets.assign(size_t(B) * T, -1);
   for (int b = 0; b < B; ++b) {
-    const EncodedPair& e = examples_[members[b]];
-    std::copy(e.source.begin(), e.source.end(), source_.begin() + long(b) * S);
-    lengths_[b] = int(e.source.size());
-    int* in = input_.data() + size_t(b) * T;
-    int* tg = targets_.data() + size_t(b) * T;
+    const EncodedPair& e = *rows[b];
+    std::copy(e.source.begin(), e.source.end(), source.begin() + long(b) * S);
+    lengths[b] = int(e.source.size());
+    int* in = input.data() + size_t(b) * T;
+    int* tg = targets.data() + size_t(b) * T;
     in[0] = kBosId;  // <s> y_1 … y_n   ->   y_1 … y_n </s>
     for (size_t t = 0; t < e.target.size(); ++t) in[t + 1] = tg[t] = e.target[t];
     tg[e.target.size()] = kEosId;
   }
   batch = Batch{};
   batch.B = B, batch.T = T, batch.S = S;
-  batch.tokens = input_.data(), batch.targets = targets_.data();
-  batch.source = source_.data(), batch.source_lengths = lengths_.data();
+  batch.tokens = input.data(), batch.targets = targets.data();
+  batch.source = source.data(), batch.source_lengths = lengths.data();
 }
 
 }  // namespace potop

@@ -52,6 +52,15 @@ struct EncodedPair {
   std::vector<int> target;
 };
 
+// The arrays of one padded batch of examples, which `batch` points at once filled: source (B, S)
+// padded with <pad> and its lengths; decoder input <s> + target and targets target + </s>,
+// padded with <pad> and -1 (not counted). Shared by PairBatches and the span-corruption batches
+// of pre-training (models/encoder_decoder/span_batches.h).
+struct PairBatchArrays {
+  std::vector<int> source, lengths, input, targets;
+  void fill(const std::vector<const EncodedPair*>& rows, Batch& batch);
+};
+
 // Batches of examples of similar lengths: examples are sorted by (source, target) length and cut
 // into batches whose padded size B · max(S, T + 1) stays within `batch_tokens`. The order of the
 // batches is shuffled per epoch from (seed, epoch), so batch k of a run is a function of k alone
@@ -78,7 +87,8 @@ class PairBatches {
   long cached_epoch_ = -1;
   std::vector<int> order_;
   long target_tokens_ = 0;
-  std::vector<int> source_, lengths_, input_, targets_;
+  PairBatchArrays arrays_;
+  std::vector<const EncodedPair*> rows_;
 };
 
 }  // namespace potop

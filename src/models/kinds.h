@@ -33,6 +33,9 @@ struct ModelKind {
   std::function<Layout(const nlohmann::json& config)> parameter_layout = {};
   std::function<std::unique_ptr<Model>(const nlohmann::json& config)> make = {};  // parameters zero
   std::function<std::string(const nlohmann::json& config)> describe = {};  // a line for potop info
+  // Ids the model has past its tokenizer's vocabulary (BERT's [MASK], T5's sentinels), so that
+  // vocab_size = tokenizer size + extra_ids(config); null: none.
+  std::function<int(const nlohmann::json& config)> extra_ids = {};
 };
 
 // Every kind, in the order `potop info` and errors list them.
@@ -62,6 +65,9 @@ ModelKind model_kind_row(ModelKind row) {
   };
   return row;
 }
+
+// The vocab_size a model of this kind and config has with a tokenizer of tokenizer_size tokens.
+int expected_vocab_size(const ModelKind& kind, const nlohmann::json& config, int tokenizer_size);
 
 // The typed config of a normalized JSON config (a row's normalize output).
 template <class Config>

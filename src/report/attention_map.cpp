@@ -10,8 +10,9 @@ namespace potop {
 
 namespace {
 
-// How a character is shown on an axis: visible stand-ins for whitespace.
-std::string display(const Tokenizer& tokenizer, int id) {
+}  // namespace
+
+std::string token_label(const Tokenizer& tokenizer, int id) {
   const std::string s = tokenizer.decode_one(id);
   if (s == "\n") return "↵";
   if (s == " ") return "␣";
@@ -19,7 +20,9 @@ std::string display(const Tokenizer& tokenizer, int id) {
   return s;
 }
 
-std::string heat_map_svg(const float* att, const std::vector<std::string>& labels, int T) {
+namespace {
+
+std::string heat_map_svg(const float* att, const std::vector<std::string>& labels, int T, bool causal) {
   const int cell = std::clamp(560 / T, 4, 22), margin = cell >= 10 ? 18 : 2;
   const int size = margin + cell * T;
   char buf[256];
@@ -38,7 +41,7 @@ std::string heat_map_svg(const float* att, const std::vector<std::string>& label
     svg += buf + xml_escape(labels[i]) + "</text>\n";
   }
   for (int i = 0; i < T; ++i) {
-    for (int j = 0; j <= i; ++j) {  // causal: keys after the query get no weight
+    for (int j = 0; j < (causal ? i + 1 : T); ++j) {  // causal: keys after the query get no weight
       const float w = att[size_t(i) * T + j];
       std::snprintf(buf, sizeof buf, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">",
                     margin + cell * j, margin + cell * i, cell, cell, heat_colour(w).c_str());
@@ -55,20 +58,18 @@ std::string heat_map_svg(const float* att, const std::vector<std::string>& label
 
 }  // namespace
 
-std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::vector<int>& ids, int layer,
-                           int head) {
-  const GPTConfig& c = model.config();
+std::string attention_html(const SelfAttentionMaps& maps, const std::vector<int>& ids, int layer, int head) {
   const int T = static_cast<int>(ids.size());
-  if (T < 1 || T > c.block_size)
-    throw Error("--prompt must hold 1 to " + std::to_string(c.block_size) + " characters (the block size), got " +
+  if (T < 1 || T > maps.block_size)
+    throw Error("--prompt must hold 1 to " + std::to_string(maps.block_size) + " tokens (the block size), got " +
                 std::to_string(T));
-  if (layer < -1 || layer >= c.n_layer)
-    throw Error("--layer must be between 0 and " + std::to_string(c.n_layer - 1) + " (got " + std::to_string(layer) + ")");
-  if (head < -1 || head >= c.n_head)
-    throw Error("--head must be between 0 and " + std::to_string(c.n_head - 1) + " (got " + std::to_string(head) + ")");
-  model.forward(Batch{{1, T}, ids.data(), nullptr}, Pass{});
+  if (layer < -1 || layer >= maps.n_layer)
+    throw Error("--layer must be between 0 and " + std::to_string(maps.n_layer - 1) + " (got " + std::to_string(layer) + ")");
+  if (head < -1 || head >= maps.n_head)
+    throw Error("--head must be between 0 and " + std::to_string(maps.n_head - 1) + " (got " + std::to_string(head) + ")");
+  maps.run(ids);
   std::vector<std::string> labels;
-  for (int id : ids) labels.push_back(display(tokenizer, id));
+  for (int id : ids) labels.push_back(maps.label(id));
 
   std::string text;
   for (const std::string& l : labels) text += l;
@@ -77,22 +78,34 @@ std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::ve
       "body{font-family:sans-serif;margin:20px} .maps{display:flex;flex-wrap:wrap;gap:18px}"
       " figure{margin:0} figcaption{font-weight:bold;margin-bottom:4px} rect:hover{stroke:#e6550d}"
       "</style></head><body>\n<h1>Attention maps</h1>\n<p>Text: <code>" + xml_escape(text) +
-      "</code></p>\n<p>Each map is one head of one layer. Row <i>i</i> is the character that attends (the query), "
-      "column <i>j</i> the character it attends to (the key); darker cells carry more of the softmax weight, and "
-      "each row sums to 1. The causal mask leaves everything right of the diagonal empty. Hover a cell for its "
-      "weight.</p>\n";
-  for (int l = 0; l < c.n_layer; ++l) {
+      "</code></p>\n<p>Each map is one head of one layer. Row <i>i</i> is the token that attends (the query), "
+      "column <i>j</i> the token it attends to (the key); darker cells carry more of the softmax weight, and "
+      "each row sums to 1. " + (maps.causal ? "The causal mask leaves everything right of the diagonal empty. "
+                                             : "The encoder is bidirectional: every token attends to the whole row, "
+                                               "and its first row is what [CLS] reads. ") +
+      "Hover a cell for its weight.</p>\n";
+  for (int l = 0; l < maps.n_layer; ++l) {
     if (layer >= 0 && l != layer) continue;
     html += "<h2>Layer " + std::to_string(l) + "</h2>\n<div class=\"maps\">\n";
-    const float* att = model.attention(l);
-    for (int h = 0; h < c.n_head; ++h) {
+    const float* att = maps.layer(l);
+    for (int h = 0; h < maps.n_head; ++h) {
       if (head >= 0 && h != head) continue;
       html += "<figure><figcaption>layer " + std::to_string(l) + ", head " + std::to_string(h) + "</figcaption>\n";
-      html += heat_map_svg(att + size_t(h) * T * T, labels, T) + "</figure>\n";
+      html += heat_map_svg(att + size_t(h) * T * T, labels, T, maps.causal) + "</figure>\n";
     }
     html += "</div>\n";
   }
   return html + "</body></html>\n";
+}
+
+std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::vector<int>& ids, int layer, int head) {
+  const GPTConfig& c = model.config();
+  SelfAttentionMaps maps{c.n_layer, c.n_head, c.block_size, /*causal=*/true,
+                         [&](const std::vector<int>& x) {
+                           model.forward(Batch{{1, int(x.size())}, x.data(), nullptr}, Pass{});
+                         },
+                         [&](int l) { return model.attention(l); }, [&](int id) { return token_label(tokenizer, id); }};
+  return attention_html(maps, ids, layer, head);
 }
 
 std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int>& ids, const float* weights,
@@ -100,7 +113,7 @@ std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int
   const int T = static_cast<int>(ids.size());
   std::vector<std::string> labels;
   std::string text;
-  for (int id : ids) labels.push_back(display(tokenizer, id)), text += labels.back();
+  for (int id : ids) labels.push_back(token_label(tokenizer, id)), text += labels.back();
   return "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>potop bow attention</title><style>"
          "body{font-family:sans-serif;margin:20px} figure{margin:0} figcaption{font-weight:bold;margin-bottom:4px}"
          " rect:hover{stroke:#e6550d}</style></head><body>\n<h1>Bag-of-words attention</h1>\n<p>Text: <code>" +
@@ -109,7 +122,7 @@ std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int
          "it from that word and the bag of the words before it, weighted by the row's cells (column <i>k</i>, "
          "k &lt; t; each row sums to 1, the first row has no earlier word). Darker is more weight; hover a cell "
          "for its weight.</p>\n<figure><figcaption>attention: " +
-         xml_escape(kind) + "</figcaption>\n" + heat_map_svg(weights, labels, T) + "</figure>\n</body></html>\n";
+         xml_escape(kind) + "</figcaption>\n" + heat_map_svg(weights, labels, T, true) + "</figure>\n</body></html>\n";
 }
 
 }  // namespace potop

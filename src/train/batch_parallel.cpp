@@ -59,6 +59,7 @@ void BatchParallel::reserve(const BatchShape& shape) {
 
 float BatchParallel::forward(const Batch& batch, const Pass& pass) {
   shards_ = shards(batch.B);
+  last_B_ = batch.B;
   std::vector<float> loss(shards_);
   std::vector<int> counted(shards_);
   for_each_shard(batch.B, [&](int s, int r0, int rows) {
@@ -75,6 +76,13 @@ float BatchParallel::forward(const Batch& batch, const Pass& pass) {
     sum += shard_weight_[s] * loss[s];
   }
   return static_cast<float>(sum);
+}
+
+void BatchParallel::for_each_last_shard(const std::function<void(Model&, int, int)>& f) {
+  for (int s = 0; s < shards_; ++s) {
+    const int r0 = first_row(s, last_B_, shards_);
+    f(replica(s), r0, first_row(s + 1, last_B_, shards_) - r0);
+  }
 }
 
 void BatchParallel::backward(float loss_scale) {

@@ -37,6 +37,9 @@ class BatchParallel {
   // As Model::forward: the mean loss over the whole batch's counted targets.
   float forward(const Batch& batch, const Pass& pass);
   int counted_targets() const { return counted_; }
+  // Calls f(replica, first_row, rows) for each shard of the last forward, in shard order: where
+  // a caller reads what a model keeps of its own rows (a head's logits, for an accuracy).
+  void for_each_last_shard(const std::function<void(Model& replica, int first_row, int rows)>& f);
   // As Model::backward: gradients of loss_scale · (the last forward's mean loss). The model's
   // own shard goes into its gradients, the others into their replicas' until reduce_grads().
   void backward(float loss_scale = 1.0f);
@@ -64,6 +67,7 @@ class BatchParallel {
   std::vector<double> shard_weight_;  // each shard's share of the counted targets, last forward
   int shards_ = 1;                    // of the last forward
   int counted_ = 0;
+  int last_B_ = 0;                    // rows of the last forward
   bool replica_grads_dirty_ = false;  // replicas hold gradients not yet reduced
 };
 

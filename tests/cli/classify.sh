@@ -109,6 +109,18 @@ PY
   else
     fail "classify train --freeze-encoder: $(cat fz.log)"
   fi
+  # From a tiny BERT (a word tokenizer): a bidirectional body with [MASK] past the vocabulary, the head on [CLS].
+  "$POTOP" tokenizer train --kind word --data text.txt --out tok >/dev/null 2>&1 || fail "word tokenizer for BERT"
+  "$POTOP" bert pretrain --data text.txt --tokenizer tok --out bert --n-layer 1 --n-head 2 --n-embd 16 --block-size 24 \
+    --steps 2 --batch-size 4 --eval-iters 1 --threads 1 2>bert.log || fail "tiny BERT: $(cat bert.log)"
+  if "$POTOP" classify train --data train.tsv --dev dev.tsv --out fb --init-from bert --steps 4 --eval-interval 2 \
+      --batch-size 8 --threads 1 2>fb.log && grep -q 'init: 1[0-9] body tensors from bert' fb.log &&
+      grep -q 'bidirectional body of 1 layers, 2 heads, 16 wide, block 24, pooling cls' fb.log &&
+      "$POTOP" classify eval -m fb --data dev.tsv >/dev/null 2>&1; then
+    ok "classify train --init-from a BERT: $(grep '^init:' fb.log)"
+  else
+    fail "classify train --init-from a BERT: $(cat fb.log)"
+  fi
   expect_error "potop sample of a classifier" 1 strict "text classifier" "classify" -- sample -m m --prompt x
 fi
 

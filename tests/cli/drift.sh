@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The trainers behave alike (issue 25: potop train, bow train and translate train had drifted
-# apart). Each group runs the same check on the tiny run of every trainer (lib.sh's tiny_run):
+# apart; translate pretrain joined them). Each group runs the same check on the tiny run of every trainer (lib.sh's tiny_run):
 #   drift.sh <potop> resume_below   --resume with --steps below the checkpoint's step is refused
 #   drift.sh <potop> schedule       --resume with more --steps keeps the run's cosine decay
 #   drift.sh <potop> force          --force removes the old run's step-N.safetensors snapshots
@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 
 make_corpus text.txt 1500
 make_pairs pairs.tsv 300
-TRAINERS=(gpt bow translate)
+TRAINERS=(gpt bow translate pretrain)
 
 # A fresh tiny run of <trainer> in <dir> (the remaining options added); fails the check when it fails.
 fresh() {  # fresh <trainer> <dir> <options>...
@@ -81,7 +81,7 @@ force)
 kinds)
   for trainer in "${TRAINERS[@]}"; do fresh "$trainer" "$trainer" --steps 3 --eval-interval 3; done
   # info reads every kind of model directory and names its kind.
-  for pair in gpt:gpt bow:bow translate:encoder-decoder; do
+  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder; do
     dir=${pair%%:*} want=${pair#*:} rc=0
     "$POTOP" info -m "$dir" --json >info.json 2>info.err || rc=$?
     got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kind"])' info.json 2>/dev/null || true)

@@ -21,6 +21,7 @@ std::vector<Field> classifier_head_fields(ClassifierConfig& c) {
   return {
       {"causal", "the body has the look-ahead mask (a GPT's); otherwise it is bidirectional (a BERT's)", &c.causal,
        true},
+      {"extra-ids", "ids past the tokenizer's vocabulary the body has (a BERT's [MASK])", &c.extra_ids, true},
       {"cls-sep", "rows are [CLS] text [SEP] (<bos> text <eos>)", &c.cls_sep, true},
       {"pooling", "the vector the head reads: cls ([CLS], bidirectional bodies), last (the last token, GPT-1), mean "
                   "(over the tokens) or auto (cls, or last for a causal body, or mean without [CLS])",
@@ -43,6 +44,7 @@ void ClassifierConfig::validate(const std::string& source) const {
   auto require = [&](bool ok, const std::string& field, const std::string& what) {
     if (!ok) throw Error(source + ": " + field + " " + what);
   };
+  require(extra_ids >= 0 && extra_ids < body.vocab_size, "extra_ids", "must be in [0, vocab_size)");
   require(pooling != Pooling::kAuto, "pooling", "must be cls, last or mean");
   require(!(pooling == Pooling::kCls && causal), "pooling",
           "cls needs a bidirectional body: in a causal one the first position sees only itself");

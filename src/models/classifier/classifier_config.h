@@ -22,6 +22,7 @@ enum class Pooling { kAuto, kCls, kLast, kMean };
 struct ClassifierConfig {
   GPTConfig body;        // vocab_size, block_size, widths, ... of the body
   bool causal = false;   // the look-ahead mask of a GPT's body; false: bidirectional
+  int extra_ids = 0;      // ids past the tokenizer's vocabulary (a BERT body's [MASK]): vocab_size = tokenizer + this
   bool cls_sep = false;  // rows are [CLS] text [SEP] (<bos> text <eos>): a bidirectional body whose tokenizer has them
   Pooling pooling = Pooling::kCls;
   float classifier_dropout = 0.1f;  // on the pooled vector before the head (HF's classifier dropout)

@@ -25,6 +25,7 @@ const ModelKind& classifier_kind() {
       .commands = {"info", "classify eval", "classify predict", "classify attention"},
       .hint = "use potop classify eval, predict or attention (it labels texts, it does not generate them)",
       .describe = describe_classifier,
+      .extra_ids = [](const nlohmann::json& j) { return j.value("extra_ids", 0); },
   });
   return kind;
 }

@@ -69,6 +69,7 @@ ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector
     if (std::find(given.begin(), given.end(), "causal") != given.end() && o.model.causal != init->causal)
       throw Error("--causal: the body of --init-from " + o.init_from + " is " + (init->causal ? "causal" : "bidirectional"));
     c.body = body, c.causal = init->causal;
+    c.extra_ids = body.vocab_size - tokenizer.size();  // a BERT's [MASK]
   } else {
     c.body.vocab_size = tokenizer.size();
   }

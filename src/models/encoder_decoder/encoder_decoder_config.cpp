@@ -10,7 +10,8 @@ namespace potop {
 namespace {
 
 std::vector<Field> all_fields(EncoderDecoderConfig& c) {
-  std::vector<Field> fields{{"vocab-size", "tokens in the shared vocabulary", &c.vocab_size, true}};
+  std::vector<Field> fields{{"vocab-size", "tokens in the shared vocabulary", &c.vocab_size, true},
+                            {"sentinels", "span-corruption sentinel ids at the end of the vocabulary", &c.sentinels, true}};
   for (Field& f : encoder_decoder_fields(c)) fields.push_back(std::move(f));
   return fields;
 }
@@ -48,6 +49,9 @@ void EncoderDecoderConfig::validate(const std::string& source) const {
   as_gpt(*this).validate(source);
   if (!(std::isfinite(label_smoothing) && label_smoothing >= 0.0f && label_smoothing < 1.0f))
     throw Error(source + ": label_smoothing must be in [0, 1) (got " + std::to_string(label_smoothing) + ")");
+  if (sentinels < 0 || sentinels >= vocab_size)
+    throw Error(source + ": sentinels must be in [0, vocab_size) (got " + std::to_string(sentinels) + " of " +
+                std::to_string(vocab_size) + ")");
 }
 
 nlohmann::json to_json(const EncoderDecoderConfig& config) {

@@ -13,7 +13,11 @@
 namespace potop {
 
 struct EncoderDecoderConfig {
-  int vocab_size = 0;   // the shared source/target subword vocabulary
+  int vocab_size = 0;   // the shared source/target subword vocabulary, sentinels included
+  // Sentinel ids of T5's span corruption (data/span_corruption.h), the last `sentinels` ids of
+  // the vocabulary, past the tokenizer's: a model pre-trained by `potop translate pretrain` has
+  // them, a plain translation model none. Decoding never emits them.
+  int sentinels = 0;
   int block_size = 64;  // the longest source and the longest target, in tokens
   int n_layer = 3;      // blocks in the encoder, and as many in the decoder
   int n_head = 4;
@@ -27,9 +31,11 @@ struct EncoderDecoderConfig {
 
   // Throws potop::Error "<source>: <field> <what is wrong>".
   void validate(const std::string& source = "config") const;
+  // The ids a decoder may emit: the tokenizer's, [0, vocab_size - sentinels).
+  int emitted_vocab() const { return vocab_size - sentinels; }
 };
 
-// Every field but vocab_size, in the order of `potop translate train --help`.
+// Every field but vocab_size and sentinels (which come from the tokenizer and the data), in the order of `potop translate train --help`.
 std::vector<Field> encoder_decoder_fields(EncoderDecoderConfig& config);
 
 nlohmann::json to_json(const EncoderDecoderConfig& config);

@@ -18,6 +18,10 @@ std::vector<Field> translation_fields(TranslationOptions& o) {
       {"dev-size", "pairs held out for evaluation during training (dev.tsv)", &o.dev_size, false},
       {"test-size", "pairs held out for the final test (test.tsv)", &o.test_size, false},
       {"vocab-size", "subword tokens of the shared source/target BPE tokenizer", &o.vocab_size, true},
+      {"tokenizer", "a tokenizer directory (potop tokenizer train) instead of a BPE learned from the pairs",
+       &o.tokenizer},
+      {"init-from", "fine-tune: start from this encoder-decoder's weights, shape and tokenizer (such as potop "
+                    "translate pretrain's), with a new optimizer and schedule", &o.init_from},
   };
   for (Field& f : encoder_decoder_fields(o.model)) fields.push_back(std::move(f));
   fields.push_back({"batch-tokens", "padded tokens per micro-batch (B x longest sentence), batches of similar lengths",

@@ -20,6 +20,8 @@ struct TranslationOptions : RunOptions {
   BadLines bad_lines = BadLines::kSkip;
   int dev_size = 500, test_size = 1000;
   int vocab_size = 8000;  // of the shared BPE tokenizer
+  std::string tokenizer;  // a tokenizer directory instead of a BPE learned from the pairs
+  std::string init_from;  // fine-tuning: a model to start from (potop translate pretrain's)
   // model
   EncoderDecoderConfig model;
   // batches of about this many padded tokens, of sentences of similar lengths (not --batch-size)

@@ -23,6 +23,8 @@
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
 #include "train/run_kit.h"
+#include "train/fine_tune.h"
+#include "models/encoder_decoder/encoder_decoder_training.h"
 
 namespace potop {
 
@@ -113,17 +115,9 @@ std::optional<Evaluation> evaluate_translation(BatchParallel& parallel, EncoderD
                                                PairBatches& batches, PairBatches& dev_batches,
                                                const DevSentences& dev, const Tokenizer& tokenizer,
                                                const std::function<bool()>& stop) {
-  auto mean_loss = [&](PairBatches& from, int n) -> std::optional<float> {
-    int next = 0;
-    bool stopped = false;
-    const LossTotal loss = evaluate_loss(parallel, [&](Batch& b) {
-      if (next == n) return false;
-      if (stop()) return !(stopped = true);
-      from.fill_sorted(int(long(next++) * from.size() / n), b);
-      return true;
-    });
-    if (stopped) return std::nullopt;
-    return static_cast<float>(loss.mean());
+  auto mean_loss = [&](PairBatches& from, int n) {  // n batches spread over the lengths
+    return mean_batch_loss(parallel, n, [&](int i, Batch& b) { from.fill_sorted(int(long(i) * from.size() / n), b); },
+                           stop);
   };
   const int n = std::min(dev_batches.size(), batches.size());
   const std::optional<float> train_loss = mean_loss(batches, n);
@@ -141,11 +135,37 @@ std::optional<Evaluation> evaluate_translation(BatchParallel& parallel, EncoderD
   return e;
 }
 
+// How a new run starts: its tokenizer, and when fine-tuning the base model and its sentinels.
+struct Start {
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<EncoderDecoder> base;
+  int sentinels = 0;
+  std::string from;  // the base model's checkpoint, as loading it said
+};
+
+// --init-from: the base model's tokenizer (a --tokenizer given too must be the same one), its
+// shape (options.model becomes it, flags that would change it refused) and its weights;
+// otherwise --tokenizer, or a BPE learned from the training pairs.
+Start new_start(TranslationOptions& options, const std::vector<std::string>& given, const PairSplit& split) {
+  std::unique_ptr<Tokenizer> named = options.tokenizer.empty() ? nullptr : load_tokenizer_dir(options.tokenizer);
+  if (options.init_from.empty()) return {named ? std::move(named) : shared_bpe(options, split), nullptr, 0, ""};
+  TranslationModel base = load_translation_model(options.init_from);
+  if (named && (named->kind() != base.tokenizer->kind() || named->hash() != base.tokenizer->hash()))
+    throw Error("--tokenizer " + options.tokenizer + ": is not the tokenizer of --init-from " + options.init_from +
+                " (" + named->kind() + " of " + std::to_string(named->size()) + " tokens vs " + base.tokenizer->kind() +
+                " of " + std::to_string(base.tokenizer->size()) + "); leave --tokenizer out, the model brings its own");
+  options.model = fine_tuned_config(base.config, options.model, given, options.init_from, encoder_decoder_fields);
+  return {std::move(base.tokenizer), std::move(base.model), base.config.sentinels, base.choice};
+}
+
 }  // namespace
 
 RunResult train_translation(const TranslationOptions& requested, std::FILE* log, const RunControl& control) {
   RunKit kit(control, kEncoderDecoderKind, "potop translate train", log);
-  const TranslationOptions options = kit.resume(requested);
+  if (kit.resuming() && (!requested.tokenizer.empty() || !requested.init_from.empty()))
+    throw Error(std::string(requested.init_from.empty() ? "--tokenizer" : "--init-from") +
+                " starts a new run; a resumed run keeps its model and tokenizer");
+  TranslationOptions options = kit.resume(requested);
   validate(options);
   const Side side = sides(options);
   kit.start(options, {"train.tsv", "dev.tsv", "test.tsv"});
@@ -155,19 +175,18 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   const uint64_t data_hash = fnv1a64(read_text_file(options.data));
   kit.check_data(data_hash, options.data, "pairs");
   const PairSplit split = split_pairs(file.pairs, options.dev_size, options.test_size);
-  const std::unique_ptr<Tokenizer> tokenizer = kit.resuming() ? kit.resumed_tokenizer() : shared_bpe(options, split);
+  Start start = kit.resuming() ? Start{kit.resumed_tokenizer(), nullptr, sentinels_of_run(kit, 0), ""}
+                               : new_start(options, kit.control().given, split);
+  const Tokenizer& tokenizer = *start.tokenizer;
   int too_long_train = 0, too_long_dev = 0;
   const int block = options.model.block_size;
-  const std::vector<EncodedPair> train = encode_pairs(split.train, side, *tokenizer, block, too_long_train);
-  const std::vector<EncodedPair> dev = encode_pairs(split.dev, side, *tokenizer, block, too_long_dev);
+  const std::vector<EncodedPair> train = encode_pairs(split.train, side, tokenizer, block, too_long_train);
+  const std::vector<EncodedPair> dev = encode_pairs(split.dev, side, tokenizer, block, too_long_dev);
   if (train.empty()) throw Error(options.data + ": no training pair fits in --block-size " + std::to_string(block));
 
-  EncoderDecoderConfig config = options.model;
-  config.vocab_size = tokenizer->size();
-  config.validate("model");
-  kit.check_config(config, encoder_decoder_fields);
+  const EncoderDecoderConfig config = run_config(kit, options.model, tokenizer, start.sentinels);
   const BatchShape largest{std::max(1, options.batch_tokens / block), block, block};  // B·max(S, T) <= batch_tokens
-  EncoderDecoder& model = kit.build<EncoderDecoder>(config, largest, [&](EncoderDecoder& m) { m.init_weights(options.seed); });
+  EncoderDecoder& model = build_encoder_decoder(kit, config, largest, options.seed, std::move(start.base));
   PairBatches batches(train, options.batch_tokens, hash64(options.seed, 1));
   PairBatches dev_batches(dev.empty() ? train : dev, options.batch_tokens, 0);
 
@@ -176,33 +195,28 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
                split.test.size(), too_long_train + too_long_dev ? (", " + std::to_string(too_long_train) + " training and " +
                                       std::to_string(too_long_dev) + " dev pairs longer than --block-size left out").c_str() : "");
   std::fprintf(log, "tokenizer: shared %s, %d tokens; %d batches of about %d tokens per epoch\n",
-               tokenizer->kind().c_str(), tokenizer->size(), batches.size(), options.batch_tokens);
-  std::fprintf(log, "model: encoder-decoder, %d+%d layers, %d heads, %d wide, %s-LN, %s, %s positions: %zu parameters\n",
-               config.n_layer, config.n_layer, config.n_head, config.n_embd, to_string(config.norm).c_str(),
-               to_string(config.activation).c_str(), to_string(config.positions).c_str(), model.num_parameters());
+               tokenizer.kind().c_str(), tokenizer.size(), batches.size(), options.batch_tokens);
+  if (!start.from.empty())
+    std::fprintf(log, "fine-tuning from %s (its sentinels, %d, stay in the vocabulary, never emitted)\n",
+                 start.from.c_str(), config.sentinels);
+  log_model(log, config, model);
 
-  ModelJob job;
-  job.next_batch = [&](long index) {  // batch k is a function of k alone
-    Batch b;
-    batches.fill(index, b);
-    return b;
-  };
-  const DevSentences dev_sentences = dev_sentences_of(options, split, side, *tokenizer);
+  ModelJob job = encoder_decoder_job(
+      config, [&](long k, Batch& b) { batches.fill(k, b); }, batches.target_tokens() / batches.size(),
+      "about " + std::to_string(options.batch_tokens) + " padded tokens (--batch-tokens)", options.seed,
+      [&](const nlohmann::json& saved) {
+        if (!kit.resuming()) {
+          write_pairs(fs::path(options.out) / "train.tsv", split.train);
+          write_pairs(fs::path(options.out) / "dev.tsv", split.dev);
+          write_pairs(fs::path(options.out) / "test.tsv", split.test);
+        }
+        save_translation_files(options.out, config, tokenizer, options.source, options.target, saved);
+      });
+  const DevSentences dev_sentences = dev_sentences_of(options, split, side, tokenizer);
   job.evaluate = [&](int, const std::function<bool()>& stop) {
-    return evaluate_translation(kit.parallel(), model, batches, dev_batches, dev_sentences, *tokenizer, stop);
+    return evaluate_translation(kit.parallel(), model, batches, dev_batches, dev_sentences, tokenizer, stop);
   };
-  job.tokens_per_batch = std::max<long>(1, batches.target_tokens() / batches.size()), job.d_model = config.n_embd;
-  job.batch_text = "about " + std::to_string(options.batch_tokens) + " padded tokens (--batch-tokens)";
-  job.sampler_state = [&] { return Rng(hash64(options.seed, 1)).state(); };  // unused: batches are indexed
-  job.write_model_files = [&](const nlohmann::json& saved) {
-    if (!kit.resuming()) {
-      write_pairs(fs::path(options.out) / "train.tsv", split.train);
-      write_pairs(fs::path(options.out) / "dev.tsv", split.dev);
-      write_pairs(fs::path(options.out) / "test.tsv", split.test);
-    }
-    save_translation_files(options.out, config, *tokenizer, options.source, options.target, saved);
-  };
-  return kit.run(job, *tokenizer, to_json(config), to_json(options), data_hash);
+  return kit.run(job, tokenizer, to_json(config), to_json(options), data_hash);
 }
 
 }  // namespace potop

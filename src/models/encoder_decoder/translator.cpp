@@ -29,11 +29,15 @@ int max_target(const EncoderDecoder& model, size_t source_length, const DecodeOp
   return std::min<int>(model.config().block_size - 1, int(source_length) + options.max_extra);
 }
 
+// The ids a search may emit: the tokenizer's, never a pre-trained model's span-corruption
+// sentinels past them (their logits are left out, as if -inf: the softmax is over the rest).
+int emitted(const EncoderDecoder& model) { return model.config().emitted_vocab(); }
+
 // A sentence's search is advanced one step at a time by its caller, who runs the decoder pass
 // for it — alone, or in one pass with other sentences' searches. Each search has rows() alive
 // hypotheses; hypothesis h continues with last_token(h) from cache(h); advance() takes the
-// pass's logits (rows(), V) for them. Once done(), result() gives the translation and frees the
-// caches.
+// pass's logits (rows(), vocab_size) for them and reads the first emitted() of each row. Once
+// done(), result() gives the translation and frees the caches.
 
 // Greedy search: y_t = argmax p(y | y_<t, x), one hypothesis, no bookkeeping.
 class GreedySearch {
@@ -46,7 +50,9 @@ class GreedySearch {
   int last_token(int) const { return out_.empty() ? kBosId : out_.back(); }
   KVCache& cache(int) { return cache_; }
 
-  void advance(const float* logits, int V) {
+  // logits: rows() rows of `stride` floats (here one row), of which the first V are the ids that
+  // may be emitted.
+  void advance(const float* logits, int /*stride*/, int V) {
     const int next = int(std::max_element(logits, logits + V) - logits);  // the first of equal maxima
     if (next == kEosId) {
       done_ = true;
@@ -83,7 +89,7 @@ class BeamSearch {
   int last_token(int h) const { return alive_[h].tokens.empty() ? kBosId : alive_[h].tokens.back(); }
   KVCache& cache(int h) { return caches_[h]; }
 
-  void advance(const float* logits, int V) {
+  void advance(const float* logits, int stride, int V) {
     // Every alive hypothesis extended by its K best tokens (K best overall is among them).
     struct Candidate {
       double logp;
@@ -92,7 +98,7 @@ class BeamSearch {
     std::vector<Candidate> candidates;
     std::vector<int> ids(V);
     for (int h = 0; h < int(alive_.size()); ++h) {
-      const std::vector<double> l = log_softmax(logits + size_t(h) * V, V);
+      const std::vector<double> l = log_softmax(logits + size_t(h) * stride, V);
       std::iota(ids.begin(), ids.end(), 0);
       std::partial_sort(ids.begin(), ids.begin() + std::min(K_, V), ids.end(),
                         [&](int a, int b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
@@ -196,7 +202,7 @@ std::vector<std::vector<int>> search_together(EncoderDecoder& model, std::span<c
     const float* logits = model.decode_rows(tokens.data(), int(tokens.size()), caches.data(), rows_source.data());
     for (size_t i : active) {
       const int rows = searches[i].rows();
-      searches[i].advance(logits, V);
+      searches[i].advance(logits, V, emitted(model));
       logits += size_t(rows) * V;
       if (searches[i].done()) {
         out[i] = searches[i].result();
@@ -219,7 +225,7 @@ std::vector<int> greedy_search(EncoderDecoder& model, std::span<const int> sourc
   GreedySearch search(model, source.size(), options);
   while (!search.done()) {
     const int last = search.last_token(0);
-    search.advance(model.decode(&last, 1, search.cache(0)), V);
+    search.advance(model.decode(&last, 1, search.cache(0)), V, emitted(model));
   }
   return search.result();
 }
@@ -247,7 +253,7 @@ std::vector<int> beam_search(EncoderDecoder& model, std::span<const int> source,
       const float* row = model.decode(&last, 1, search.cache(h));
       std::copy(row, row + V, logits.begin() + size_t(h) * V);
     }
-    search.advance(logits.data(), V);
+    search.advance(logits.data(), V, emitted(model));
   }
   return search.result();
 }

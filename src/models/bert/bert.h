@@ -1,0 +1,79 @@
+// BERT: a bidirectional Transformer encoder pre-trained as a masked language model (Devlin et al.,
+// 2019), one client of the model contract (model.h) built from the GPT's body:
+//
+//   x      = dropout(wte[tokens] + positions)           EmbeddingLayer     } TransformerBody,
+//   h      = blocks(x): Add & Norm around self-attention  ResidualStack      } not causal: every
+//              that sees both sides (padding masked),                          token attends to
+//              then the feed-forward MLP                                        the whole row
+//   m      = h[masked positions]                         gather_rows
+//   logits = m · wteᵀ + b; loss = cross-entropy of the   TiedLMHead (+ bias)
+//            original tokens at the masked positions
+//
+// The head reads only the masked positions (fairseq's RoBERTa does the same): 15% of the rows, so
+// the (M, V) logits cost a seventh of scoring every position. Hugging Face's BERT puts a dense +
+// GELU + LayerNorm "transform" before its decoder; ours is the tied decoder and its bias alone.
+//
+// Ids: the tokenizer's specials serve as BERT's — [PAD] = <pad>, [CLS] = <bos>, [SEP] = <eos>,
+// [UNK] = <unk> — and [MASK] is one id past the tokenizer's vocabulary: vocab_size =
+// tokenizer.size() + 1. Parameter names are the GPT's (GPT-2's) plus lm_head.bias, so a classifier
+// starts from a BERT's body exactly as from a GPT's.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "models/gpt/gpt_config.h"
+#include "nn/layer.h"
+#include "nn/layered_model.h"
+#include "nn/model.h"
+
+namespace potop {
+
+// A BERT's shape is a GPT's: the same fields, flags and JSON (the kind, "bert", tells them apart).
+using BertConfig = GPTConfig;
+
+// [MASK]: the last id of the model's vocabulary.
+inline int mask_id(const BertConfig& config) { return config.vocab_size - 1; }
+
+struct BertLayers;  // the architecture (bert.cpp)
+
+class Bert final : public LayeredModel<Bert, BertLayers> {
+ public:
+  explicit Bert(const BertConfig& config);  // parameters zero: init_weights, or load them
+  static MemoryPlan plan(const BertConfig& config, const BatchShape& shape);
+  static Layout parameter_layout(const BertConfig& config);
+
+  const BertConfig& config() const;
+
+  // The model contract. A batch: tokens (B, T) with the masked ones replaced, lengths (B) or null
+  // (rows of T real tokens), targets (B, T): the original token at a masked position, -1
+  // elsewhere. The loss is the mean over the masked positions; a batch without targets runs the
+  // encoder alone (hidden()).
+  void reserve(const BatchShape& shape) override;
+  float forward(const Batch& batch, const Pass& pass) override;
+  void backward(float loss_scale) override;
+  MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
+
+  // Of the last forward: the rows (b·T + t) of the masked positions in order, their logits
+  // (M, V), and the encoder's output (B·T, C).
+  const std::vector<int>& masked_rows() const { return masked_; }
+  const float* logits() const;
+  const float* hidden() const { return output_; }
+  // Self-attention probabilities of layer l in the last forward: (B, H, T, T).
+  const float* attention(int layer);
+
+ private:
+  using Layers = BertLayers;
+  friend LayeredModel;
+  Bert(std::shared_ptr<const Layers> layers, const ParameterSet& shared);
+  void bind_activations();
+
+  Activations acts_, head_acts_;  // the body's B·T rows; the head's M rows
+  LayerPass last_{}, head_pass_{};
+  const int* tokens_ = nullptr;
+  const float *input_ = nullptr, *output_ = nullptr, *picked_ = nullptr;
+  std::vector<int> masked_, masked_targets_;
+  bool has_forward_ = false;
+  std::vector<float> attention_map_, attention_scratch_;
+};
+
+}  // namespace potop

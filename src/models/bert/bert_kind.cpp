@@ -1,0 +1,36 @@
+#include "models/bert/bert_kind.h"
+
+#include "models/bert/bert_trainer.h"
+
+namespace potop {
+
+namespace {
+
+std::string describe_bert(const nlohmann::json& j) {
+  const BertConfig c = config_from_json<BertConfig>(j);
+  return "BERT (masked-LM encoder), " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) +
+         " heads, " + std::to_string(c.n_embd) + " wide, block " + std::to_string(c.block_size) + ", " +
+         to_string(c.norm) + "-LN, " + to_string(c.activation) + ", " + to_string(c.positions) + " positions";
+}
+
+}  // namespace
+
+const ModelKind& bert_kind() {
+  static const ModelKind kind = model_kind_row<Bert, BertConfig>({
+      .name = kBertKind,
+      .description = "a BERT masked-LM encoder",
+      .noun = "a BERT",
+      .tokenizer = "bpe",
+      .commands = {"info", "eval", "attention", "bert fill", "classify train --init-from"},
+      .hint = "it fills in [MASK] with potop bert fill, and is fine-tuned with potop classify train --init-from",
+      .describe = describe_bert,
+      .extra_ids = [](const nlohmann::json&) { return 1; },  // [MASK]
+  });
+  return kind;
+}
+
+LoadedBert load_bert_dir(const std::filesystem::path& dir, const std::string& which) {
+  return load_model_dir_as<Bert, BertConfig>(dir, which, kBertKind);
+}
+
+}  // namespace potop

@@ -1,0 +1,41 @@
+// What a model of one token sequence trains on — the GPT, and BERT, which takes the same data
+// flags: the tokens of a text (read, encoded and split here) or of prepared data (memory-mapped
+// shards), and the tokenizer that made them.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "data/token_corpus.h"
+#include "nn/parameters.h"
+#include <cstdio>
+#include "models/gpt/gpt_options.h"
+#include "tokenizer/tokenizer.h"
+
+namespace potop {
+
+class RunKit;
+
+struct TokenData {
+  std::unique_ptr<Tokenizer> tokenizer;
+  TokenCorpus corpus;
+  uint64_t hash = 0;
+  std::string summary;  // the "data:" line
+  UnknownReport unknown;
+};
+
+// --init-from: loads the model started from (the caller keeps it, and sets options.model to its
+// shape) and returns its tokenizer.
+using InitFrom = std::function<std::unique_ptr<Tokenizer>()>;
+
+// The tokenizer is the resumed run's, the --init-from model's, --tokenizer's, the prepared data's,
+// or one token per character of the text; prepared ids must be of it. Errors name the flag or file.
+TokenData load_token_data(TrainOptions& options, const TrainOptions& requested, const RunKit& kit,
+                          const InitFrom& init_from);
+
+// --init-embeddings: the rows of the token table wte.weight of the words word2vec knows
+// (word2vec/init_embeddings.h); needs a word tokenizer.
+void start_embeddings(ParameterSet& params, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log);
+
+}  // namespace potop
