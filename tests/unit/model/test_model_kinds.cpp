@@ -20,6 +20,7 @@ nlohmann::json small_config(const ModelKind& kind, int vocab_size) {
   nlohmann::json j = {{"vocab_size", vocab_size}, {"block_size", 8}};
   if (kind.name == "bow") j["dim"] = 8, j["attention"] = "additive", j["attn_hidden"] = 4;
   else j["n_embd"] = 8, j["n_layer"] = 1, j["n_head"] = 2;
+  if (kind.name == "classifier") j["labels"] = {"no", "yes"}, j["pooling"] = "mean";
   return j;
 }
 
