@@ -5,6 +5,7 @@
 #   bash bench/run.sh tokenizers [flags]  BPE/unigram vs SentencePiece's tools (docs/tokenizers.md)
 #   bash bench/run.sh word2vec [flags]    vs gensim and fastText (docs/word2vec.md)
 #   bash bench/run.sh translate [flags]   encoder-decoder training and decoding vs PyTorch (docs/translation.md)
+#   bash bench/run.sh classify [flags]    BERT pre-training and classifier inference vs PyTorch, fastText (docs/transfer.md)
 #   bash bench/run.sh serve [flags]       potop serve under 1/4/16 clients vs one sample stream (docs/serve.md)
 #   bash bench/run.sh mpi [rounds]        2 ranks x 1 thread vs 1 process x 2 threads (docs/distributed.md)
 #   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
@@ -36,6 +37,7 @@ workload() {  # workload <name> [flags]
     tokenizers) build potop && $PY bench/tokenizers.py --potop "$POTOP" "$@" ;;
     word2vec) build potop && $PY bench/word2vec.py --potop "$POTOP" "$@" ;;
     translate) build potop && $PY bench/translate.py --potop "$POTOP" "$@" ;;
+    classify) build potop potop_bench && $PY bench/classify.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
     serve)
       build potop serve_client
       local dir
@@ -68,6 +70,7 @@ if [ "${1:-}" = all ]; then
     section "tokenizers vs SentencePiece" tokenizers --quick
     section "word2vec vs gensim and fastText" word2vec --quick --speed-only
     section "translation vs PyTorch" translate --quick
+    section "BERT and classifiers vs PyTorch and fastText" classify --quick
     SERVE_MODEL_STEPS=50 section "potop serve" serve --clients 1,4,16 --seconds 3
     section "MPI ranks vs threads" mpi 1
   else
@@ -75,6 +78,7 @@ if [ "${1:-}" = all ]; then
     section "tokenizers vs SentencePiece" tokenizers
     section "word2vec vs gensim and fastText" word2vec
     section "translation vs PyTorch" translate
+    section "BERT and classifiers vs PyTorch and fastText" classify
     section "potop serve" serve --clients 1,4,16 --seconds 10
     section "MPI ranks vs threads" mpi 2
   fi

@@ -37,9 +37,7 @@ const ModelKind& kind_named(const std::string& name, const std::string& where, c
   return kind;
 }
 
-// The tokenizer's share of the vocabulary: a pre-trained encoder-decoder's span-corruption
-// sentinels ("sentinels", models/encoder_decoder/encoder_decoder_config.h) are ids past it.
-int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0) - config.value("sentinels", 0); }
+int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0); }
 
 // " (the tokenizer's and 1 of the model's own)": what a vocabulary mismatch message adds for a
 // kind with ids past its tokenizer's.

@@ -25,6 +25,8 @@ const ModelKind& encoder_decoder_kind() {
       .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention"},
       .hint = "use potop translate (translate eval, translate attention)",
       .describe = describe_encoder_decoder,
+      // T5 span-corruption sentinels (potop translate pretrain) are ids past the tokenizer's.
+      .extra_ids = [](const nlohmann::json& c) { return c.value("sentinels", 0); },
   });
   return kind;
 }
