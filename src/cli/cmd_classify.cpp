@@ -23,6 +23,7 @@
 #include "models/classifier/classifier_data.h"
 #include "models/classifier/classifier_kind.h"
 #include "models/classifier/classifier_trainer.h"
+#include "report/attention_map.h"
 #include "tokenizer/utf8.h"
 
 namespace potop::cli {
@@ -197,20 +198,11 @@ struct AttentionArgs {
   std::string text, html;
 };
 
-// A token for display: whitespace made visible.
-std::string shown(const Tokenizer& t, int id, const ClassifierConfig& c, size_t pos, size_t n) {
-  if (c.cls_sep && pos == 0) return "[CLS]";
-  if (c.cls_sep && pos + 1 == n) return "[SEP]";
-  std::string s = t.decode_one(id);
-  if (s == "\n") return "↵";
-  if (s.empty() || s.find_first_not_of(' ') == std::string::npos) return "␣";
-  return s;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
-  return out;
+// A token as the attention table and page show it: [CLS] and [SEP] by name, whitespace visible.
+std::string token_text(const ClassifierConfig& c, const Tokenizer& tokenizer, int id) {
+  if (c.cls_sep && id == kBosId) return "[CLS]";
+  if (c.cls_sep && id == kEosId) return "[SEP]";
+  return token_label(tokenizer, id);
 }
 
 int classify_attention(const AttentionArgs& a) {
@@ -224,11 +216,10 @@ int classify_attention(const AttentionArgs& a) {
   // Which query row is read: [CLS] (position 0), the last token, or for mean pooling every row's mean.
   const std::string who = c.pooling == Pooling::kCls ? "[CLS]" : c.pooling == Pooling::kLast ? "the last token" : "the mean of all positions";
   std::vector<std::string> tokens;
-  for (int t = 0; t < T; ++t) tokens.push_back(shown(*m.tokenizer, row[size_t(t)], c, size_t(t), size_t(T)));
+  for (int t = 0; t < T; ++t) tokens.push_back(token_text(c, *m.tokenizer, row[size_t(t)]));
   const int best = argmax(p.data(), K);
   std::printf("predicted: %s (p=%.4f)%s\nwhat %s attends to, per layer and head:\n", c.labels[size_t(best)].c_str(),
               p[size_t(best)], encoded.truncated ? " (the text was cut to the block size)" : "", who.c_str());
-  std::string cells;
   for (int l = 0; l < c.body.n_layer; ++l) {
     const float* att = m.model->attention(l);  // (1, H, T, T)
     for (int h = 0; h < H; ++h) {
@@ -251,24 +242,15 @@ int classify_attention(const AttentionArgs& a) {
                     std::string(size_t(std::lround(w[size_t(t)] * 10)), '#').c_str(), w[size_t(t)]);
       }
       std::printf("\n");
-      cells += "<tr><th>layer " + std::to_string(l) + " head " + std::to_string(h) + "</th>";
-      for (int t = 0; t < T; ++t) {
-        char cell[160];
-        std::snprintf(cell, sizeof cell, "<td style=\"background:rgba(200,40,40,%.3f)\" title=\"%.4f\">", w[size_t(t)],
-                      w[size_t(t)]);
-        cells += cell + html_escape(tokens[size_t(t)]) + "</td>";
-      }
-      cells += "</tr>\n";
     }
   }
-  if (!a.html.empty()) {
-    char head[256];
-    std::snprintf(head, sizeof head, "predicted %s (p=%.4f)", c.labels[size_t(best)].c_str(), p[size_t(best)]);
-    write_file_atomic(a.html, "<!doctype html><meta charset=\"utf-8\"><title>potop classify attention</title>\n"
-                              "<style>body{font-family:sans-serif}td,th{padding:2px 5px;font-weight:normal}"
-                              "th{text-align:left}</style>\n<p>What " + html_escape(who) +
-                              " attends to, per layer and head (darker: more weight); " + html_escape(head) +
-                              ".</p>\n<table>\n" + cells + "</table>\n");
+  if (!a.html.empty()) {  // every map, as potop attention draws them: the pooled row among the others
+    const SelfAttentionMaps maps{
+        c.body.n_layer, H, c.body.block_size, c.causal,
+        [&](const std::vector<int>&) { probabilities(m, encoded); },
+        [&](int l) { return m.model->attention(l); },
+        [&](int id) { return token_text(c, *m.tokenizer, id); }};
+    write_file_atomic(a.html, attention_html(maps, row));
     std::printf("wrote %s\n", a.html.c_str());
   }
   return 0;
@@ -299,7 +281,7 @@ void add_classify_attention(CLI::App* parent, std::function<int()>& run) {
   auto a = std::make_shared<AttentionArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("text", a->text, "the text to look at")->required();
-  cmd->add_option("--html", a->html, "also write the weights as a table of shaded tokens to this HTML file");
+  cmd->add_option("--html", a->html, "also write every layer's and head's attention map to this HTML file (as potop attention)");
   run = [a]() { return classify_attention(*a); };
 }
 
