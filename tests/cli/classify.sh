@@ -74,6 +74,15 @@ PY
   else
     fail "classify train --resume: $(cat resume.log)"
   fi
+  # A run stopped at step 10 and resumed to 20 logs exactly what an uninterrupted one does (one thread).
+  R=(--data train.tsv --dev dev.tsv "${SMALL[@]}" --eval-interval 5 --patience 0 --lr-decay-steps 20 --log-interval 1)
+  if "$POTOP" classify train "${R[@]}" --out whole --steps 20 2>/dev/null &&
+      "$POTOP" classify train "${R[@]}" --out parts --steps 10 2>/dev/null &&
+      "$POTOP" classify train --resume parts --steps 20 2>/dev/null && [ "$(losses whole)" = "$(losses parts)" ]; then
+    ok "classify train --resume: the same losses as an uninterrupted run"
+  else
+    fail "classify train --resume: losses differ: $(diff <(losses whole) <(losses parts) | head -5)"
+  fi
   # --force replaces the run; without it the directory is refused.
   expect_error "classify train into a model directory without --force" 1 strict "--out" -- \
     classify train --data train.tsv --dev dev.tsv --out m "${SMALL[@]}" --steps 2

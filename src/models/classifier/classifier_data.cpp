@@ -66,6 +66,25 @@ Batch EpochBatches::at(long index) {
   return batch_.fill(rows_, classes_.data(), order_.data() + first, count);
 }
 
+std::optional<RowScores> score_rows(Classifier& model, const std::vector<std::vector<int>>& rows,
+                                    const std::vector<int>& classes, const std::vector<int>& indices, int B,
+                                    const std::function<bool()>& stop) {
+  RowScores out;
+  RowBatch batch;
+  const int K = model.config().n_classes();
+  for (size_t first = 0; first < indices.size(); first += size_t(B)) {
+    if (stop()) return std::nullopt;
+    const int count = int(std::min(indices.size() - first, size_t(B)));
+    out.loss += double(model.forward(batch.fill(rows, classes.data(), indices.data() + first, count), Pass{})) * count;
+    for (int i = 0; i < count; ++i) {
+      const float* z = model.logits() + size_t(i) * K;
+      out.predicted.push_back(int(std::max_element(z, z + K) - z));
+    }
+  }
+  out.loss /= double(std::max<size_t>(1, indices.size()));
+  return out;
+}
+
 ClassificationScores score_predictions(const std::vector<int>& truth, const std::vector<int>& predicted, int classes) {
   POTOP_CHECK(truth.size() == predicted.size() && classes > 0, "score_predictions: sizes differ");
   ClassificationScores s;

@@ -6,11 +6,14 @@
 // part here). Texts longer than the block are cut to fit (run_glue.py's truncation).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
 #include "data/batch.h"
+#include "models/classifier/classifier.h"
 #include "models/classifier/classifier_config.h"
 #include "tokenizer/tokenizer.h"
 
@@ -56,6 +59,16 @@ class EpochBatches {
   std::vector<int> order_;
   RowBatch batch_;
 };
+
+// The mean loss over the rows `indices` names and the class the model predicts for each, in
+// batches of B rows without dropout; nullopt when stop() turns true between batches.
+struct RowScores {
+  double loss = 0;
+  std::vector<int> predicted;
+};
+std::optional<RowScores> score_rows(Classifier& model, const std::vector<std::vector<int>>& rows,
+                                    const std::vector<int>& classes, const std::vector<int>& indices, int B,
+                                    const std::function<bool()>& stop);
 
 // The scores of predictions against the truth: accuracy, per-class precision, recall and F1,
 // macro-F1 (their unweighted mean over the classes that occur in the truth or the predictions,

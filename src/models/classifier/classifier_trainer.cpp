@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <optional>
 
 #include "checkpoint/model_dir.h"
@@ -12,7 +13,7 @@
 #include "models/classifier/classifier.h"
 #include "models/classifier/classifier_data.h"
 #include "models/classifier/classifier_kind.h"
-#include "tokenizer/train_tokenizer.h"
+#include "models/classifier/classifier_setup.h"
 #include "train/run_kit.h"
 
 namespace potop {
@@ -30,93 +31,14 @@ struct LabelledSet {
   }
 };
 
-// The body a classifier starts from (--init-from): a GPT's (causal) or a BERT's (bidirectional).
-struct InitBody {
-  LoadedModel model;
-  GPTConfig config;
-  bool causal = false;
-};
-
-InitBody load_init_body(const std::string& dir) {
-  InitBody init{load_model_dir(dir), {}, false};
-  const std::string& kind = init.model.kind->name;
-  if (kind != "gpt" && kind != "bert")
-    throw wrong_kind("--init-from " + dir, *init.model.kind, "a GPT or a BERT whose body a classifier can start from");
-  // A BERT's config is the body's GPTConfig fields (and maybe its own): read the body's alone.
-  nlohmann::json body = nlohmann::json::object();
-  const nlohmann::json all = to_json(GPTConfig{});
-  for (const auto& [key, value] : init.model.config.items())
-    if (all.contains(key)) body[key] = value;
-  update_from_json(init.config, body, "--init-from " + dir);
-  init.causal = kind == "gpt";
-  return init;
-}
-
-// The model of the run: the body's shape from --init-from (shape flags given with another value
-// are refused) or the flags, the classes of the training data, the pooling resolved.
-ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector<std::string>& given,
-                                   const InitBody* init, const Tokenizer& tokenizer, std::vector<std::string> labels) {
-  ClassifierConfig c = o.model;
-  if (init) {
-    GPTConfig body = init->config, asked = o.model.body;
-    const std::vector<Field> have = gpt_fields(body), want = gpt_fields(asked);
-    for (size_t i = 0; i < have.size(); ++i) {
-      if (std::find(given.begin(), given.end(), have[i].name) == given.end()) continue;
-      if (have[i].shape)
-        throw Error("--" + have[i].name + ": the body's shape comes from --init-from " + o.init_from + "; drop the flag");
-      copy_value(want[i], have[i]);  // dropout
-    }
-    if (std::find(given.begin(), given.end(), "causal") != given.end() && o.model.causal != init->causal)
-      throw Error("--causal: the body of --init-from " + o.init_from + " is " + (init->causal ? "causal" : "bidirectional"));
-    c.body = body, c.causal = init->causal;
-    c.extra_ids = body.vocab_size - tokenizer.size();  // a BERT's [MASK]
-  } else {
-    c.body.vocab_size = tokenizer.size();
-  }
-  c.cls_sep = !c.causal && tokenizer.kind() != "char";  // char tokenizers have no <bos>/<eos>
-  if (c.pooling == Pooling::kAuto) c.pooling = c.cls_sep ? Pooling::kCls : c.causal ? Pooling::kLast : Pooling::kMean;
-  if (c.pooling == Pooling::kCls && !c.cls_sep)
-    throw Error("--pooling cls: the " + tokenizer.kind() + " tokenizer has no <bos> to serve as [CLS]; use --pooling mean");
-  c.labels = std::move(labels);
-  c.validate("model");
-  return c;
-}
-
-std::unique_ptr<Tokenizer> choose_tokenizer(const ClassifierOptions& o, const RunKit& kit, InitBody* init,
-                                            const LabelledSet& train) {
-  if (kit.resuming()) return kit.resumed_tokenizer();
-  std::unique_ptr<Tokenizer> given = o.tokenizer.empty() ? nullptr : load_tokenizer_dir(o.tokenizer);
-  if (init) {
-    if (given && given->hash() != init->model.tokenizer->hash())
-      throw Error("--tokenizer " + o.tokenizer + ": differs from the tokenizer of --init-from " + o.init_from +
-                  " (a " + given->kind() + " of " + std::to_string(given->size()) + " tokens vs a " +
-                  init->model.tokenizer->kind() + " of " + std::to_string(init->model.tokenizer->size()) +
-                  "); the body only knows its own; drop --tokenizer");
-    return std::move(init->model.tokenizer);
-  }
-  if (given) return given;
-  std::string text;
-  for (const LabelledExample& e : train.examples) text.append(e.text).push_back('\n');
-  TokenizerTrainOptions t;
-  t.kind = TokenizerKind::kWord, t.min_count = o.min_count, t.lowercase = true;
-  return train_tokenizer(text, o.data, t);
-}
-
-// The body's tensors of --init-from, copied by name into the classifier (the head keeps its init).
-int copy_body(Classifier& m, const InitBody& init, const std::string& dir) {
-  const ParameterSet& from = init.model.model->parameters();
-  int copied = 0;
-  const std::vector<ParamId> head = m.head_parameters();
-  const std::vector<TensorSpec>& specs = m.parameters().layout().specs();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (std::find(head.begin(), head.end(), ParamId(i)) != head.end()) continue;
-    const TensorSpec* src = from.layout().find(specs[i].name);
-    if (!src || src->shape != specs[i].shape)
-      throw Error("--init-from " + dir + ": has no tensor " + specs[i].name + " of the body's shape");
-    std::copy_n(from.values().at(*src), specs[i].numel, m.parameters().values().at(specs[i]));
-    ++copied;
-  }
-  return copied;
+// A resumed run's model: the saved one, with the fields that are not its shape (dropout,
+// --classifier-dropout, --freeze-encoder) as given now.
+ClassifierConfig resumed_config(const nlohmann::json& saved, ClassifierConfig asked, const RunControl& control) {
+  ClassifierConfig config = config_from_json<ClassifierConfig>(saved, "the saved config");
+  const std::vector<Field> have = classifier_fields(config), want = classifier_fields(asked);
+  for (size_t i = 0; i < have.size(); ++i)
+    if (!have[i].shape && control.was_given(have[i].name)) copy_value(want[i], have[i]);
+  return config;
 }
 
 }  // namespace
@@ -146,12 +68,13 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
   validate(options);
   kit.start(options);
 
-  std::unique_ptr<Tokenizer> tokenizer = choose_tokenizer(options, kit, init ? &*init : nullptr, train);
+  std::unique_ptr<Tokenizer> tokenizer =
+      kit.resuming() ? kit.resumed_tokenizer() : classifier_tokenizer(options, init ? &*init : nullptr, train.examples);
   const uint64_t data_hash = fnv1a64(read_text_file(options.data));
   kit.check_data(data_hash, options.data, "examples");
-  const ClassifierConfig config = kit.resuming()
-      ? config_from_json<ClassifierConfig>(kit.state().config, "the saved config")
-      : classifier_config(options, control.given, init ? &*init : nullptr, *tokenizer, labels);
+  const ClassifierConfig config = kit.resuming() ? resumed_config(kit.state().config, options.model, control)
+                                                : classifier_config(options, control.given, init ? &*init : nullptr,
+                                                                    *tokenizer, labels);
   if (kit.resuming() && config.labels != labels)
     throw Error("--data " + options.data + ": its classes differ from the run's; a resumed run keeps its classes");
   kit.check_config(config, classifier_fields);
@@ -187,38 +110,23 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
                model.num_parameters(), per_epoch, options.steps);
 
   EpochBatches batches(train.encoded.rows, train.classes, B, hash64(options.seed, 1));
-  // The training loss at each evaluation: the same examples every time (a fixed shuffle).
-  EpochBatches train_sample(train.encoded.rows, train.classes, B, hash64(options.seed, 2));
-  const long train_batches = std::min<long>(options.eval_iters, train_sample.per_epoch());
-  RowBatch dev_batch;
-  std::vector<int> dev_order(dev.examples.size());
-  for (size_t i = 0; i < dev_order.size(); ++i) dev_order[i] = int(i);
+  // The training loss at each evaluation: the same examples every time (a fixed shuffle's first).
+  std::vector<int> train_sample(train.examples.size()), dev_rows(dev.examples.size());
+  std::iota(train_sample.begin(), train_sample.end(), 0);
+  std::iota(dev_rows.begin(), dev_rows.end(), 0);
+  Rng rng(hash64(options.seed, 2));
+  for (size_t i = train_sample.size(); i > 1; --i) std::swap(train_sample[i - 1], train_sample[rng.below(i)]);
+  train_sample.resize(std::min(train_sample.size(), size_t(options.eval_iters) * B));
   ModelJob job;
   job.next_batch = [&](long index) { return batches.at(index); };
   job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
-    double train_loss = 0, dev_loss = 0;
-    long train_rows = 0;
-    for (long k = 0; k < train_batches; ++k) {
-      if (stop()) return std::nullopt;
-      const Batch b = train_sample.at(k);
-      train_loss += double(model.forward(b, Pass{})) * b.B, train_rows += b.B;
-    }
-    long correct = 0;
-    const int K = config.n_classes();
-    for (size_t first = 0; first < dev_order.size(); first += size_t(B)) {
-      if (stop()) return std::nullopt;
-      const int count = int(std::min(dev_order.size() - first, size_t(B)));
-      const Batch b = dev_batch.fill(dev.encoded.rows, dev.classes.data(), dev_order.data() + first, count);
-      dev_loss += double(model.forward(b, Pass{})) * count;
-      const float* logits = model.logits();
-      for (int i = 0; i < count; ++i)
-        correct += std::max_element(logits + size_t(i) * K, logits + size_t(i + 1) * K) - (logits + size_t(i) * K) ==
-                   b.labels[i];
-    }
-    const double accuracy = double(correct) / double(dev_order.size());
-    Evaluation e{float(train_loss / std::max(1L, train_rows)), float(dev_loss / double(dev_order.size()))};
-    e.extra.push_back({"dev_accuracy", 100.0 * accuracy});
-    e.selection = float(1.0 - accuracy);  // the best checkpoint: the best dev accuracy
+    const std::optional<RowScores> t = score_rows(model, train.encoded.rows, train.classes, train_sample, B, stop);
+    const std::optional<RowScores> d = t ? score_rows(model, dev.encoded.rows, dev.classes, dev_rows, B, stop) : t;
+    if (!d) return std::nullopt;
+    const ClassificationScores s = score_predictions(dev.classes, d->predicted, config.n_classes());
+    Evaluation e{float(t->loss), float(d->loss)};
+    e.extra.push_back({"dev_accuracy", 100.0 * s.accuracy});  // percent, as BLEU
+    e.selection = float(1.0 - s.accuracy);                    // the best checkpoint: the best dev accuracy
     return e;
   };
   job.tokens_per_batch = long(B) * longest;
