@@ -83,6 +83,25 @@ PY
   else
     fail "classify train --resume: losses differ: $(diff <(losses whole) <(losses parts) | head -5)"
   fi
+  # Early stopping: once dev accuracy stops improving for --patience evaluations the run stops,
+  # best.safetensors keeping the best step; a resume of it stops again at once.
+  if "$POTOP" classify train --data train.tsv --dev dev.tsv --out early "${SMALL[@]}" --epochs 30 --eval-interval 5 \
+      --patience 2 2>early.log && grep -q '^early stop at step [0-9]* of 900: 2 evaluations without a better score' early.log &&
+      "$POTOP" classify train --resume early 2>early2.log && grep -q '^early stop' early2.log &&
+      python3 - early <<'PY'; then
+import json, struct, sys
+def step(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+    return int(json.loads(b[8:8 + n])["__metadata__"]["step"])
+evals = [r for r in map(json.loads, open(sys.argv[1] + "/metrics.jsonl")) if r["kind"] == "eval"]
+best = max(evals, key=lambda r: (r["dev_accuracy"], -r["step"]))
+assert step(sys.argv[1] + "/best.safetensors") == best["step"], (best, evals)
+assert step(sys.argv[1] + "/latest.safetensors") == evals[-1]["step"] == best["step"] + 10, evals
+PY
+    ok "classify train --patience: $(grep '^early stop' early.log)"
+  else
+    fail "classify train --patience: $(cat early.log early2.log)"
+  fi
   # --force replaces the run; without it the directory is refused.
   expect_error "classify train into a model directory without --force" 1 strict "--out" -- \
     classify train --data train.tsv --dev dev.tsv --out m "${SMALL[@]}" --steps 2
