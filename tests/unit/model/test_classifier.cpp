@@ -1,16 +1,21 @@
-// The text classifier (models/classifier/classifier.h): every parameter gradient against central
-// differences for each pooling and body (bidirectional with padding, causal), --freeze-encoder
+// The text classifier (models/classifier/classifier.h): for each pooling and body (bidirectional
+// with padding, causal) every parameter gradient against central differences, and the logits,
+// loss and gradients against PyTorch (tests/torch/classifier_reference.py); --freeze-encoder
 // (no gradient and no update on the body), the scores of eval against a hand-computed confusion
 // matrix, the linear schedule, and a tiny classifier learning a separable toy task.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/file_io.h"
 #include "core/rng.h"
+#include "core/safetensors.h"
 #include "models/classifier/classifier.h"
 #include "models/classifier/classifier_data.h"
 #include "support/testing.h"
+#include "support/torch_oracle.h"
 #include "train/adamw.h"
 #include "train/batch_parallel.h"
 #include "train/schedule.h"
@@ -62,9 +67,9 @@ struct Case {
   Pooling pooling;
 };
 
-class ClassifierGradients : public ::testing::TestWithParam<Case> {};
+class ClassifierCases : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ClassifierGradients, MatchFiniteDifferences) {
+TEST_P(ClassifierCases, MatchFiniteDifferences) {
   Classifier model(small_config(GetParam().causal, GetParam().pooling));
   randomise(model, 3);
   const Rows rows = small_rows();
@@ -80,10 +85,45 @@ TEST_P(ClassifierGradients, MatchFiniteDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Poolings, ClassifierGradients,
+INSTANTIATE_TEST_SUITE_P(Poolings, ClassifierCases,
                          ::testing::Values(Case{false, Pooling::kCls}, Case{false, Pooling::kMean},
                                            Case{false, Pooling::kLast}, Case{true, Pooling::kLast},
                                            Case{true, Pooling::kMean}));
+
+// The same model in PyTorch (tests/torch/classifier_reference.py: scripts/torch_gpt.py's body with
+// the mask of the case, the pooling, the head): logits, loss and every gradient on identical
+// weights and a padded batch. Rounding stays far below the bounds; a wrong mask, pooled row or
+// head layout is orders of magnitude above them.
+TEST_P(ClassifierCases, MatchPyTorch) {
+  ClassifierConfig c = small_config(GetParam().causal, GetParam().pooling);
+  c.body.n_embd = 16, c.body.n_layer = 2, c.body.n_head = 4;
+  Classifier model(c);
+  randomise(model, 11);
+  const Rows rows = small_rows();
+  const testing::TempDir dir("classifier_parity");
+  std::vector<SafetensorsEntry> weights;
+  for (const TensorSpec& s : model.parameters().layout().specs())
+    weights.push_back({s.name, Dtype::F32, s.shape, model.parameters().values().at(s)});
+  write_safetensors(dir / "weights.safetensors", weights);
+  write_safetensors(dir / "batch.safetensors", {{"tokens", Dtype::I32, {kB, kT}, rows.tokens.data()},
+                                                {"lengths", Dtype::I32, {kB}, rows.lengths.data()},
+                                                {"labels", Dtype::I32, {kB}, rows.labels.data()}});
+  write_file_atomic(dir / "config.json", nlohmann::json({{"model", to_json(c)}}).dump());
+  const int rc = testing::run_python("tests/torch/classifier_reference.py", {dir.path().string()});
+  ASSERT_EQ(rc, 0) << "tests/torch/classifier_reference.py failed; torch is required: run scripts/setup.sh";
+  const SafetensorsFile ref(dir / "reference.safetensors");
+  model.parameters().zero_grad();
+  const float loss = model.forward(rows.batch(), Pass{});
+  model.backward(1.0f);
+  testing::DiffReport forward("logits, loss", 1e-11);
+  forward.add("logits", {model.logits(), size_t(kB) * 3}, ref.f32("logits"));
+  forward.add("loss", {&loss, 1}, ref.f32("loss"));
+  forward.check();
+  testing::DiffReport grads("gradients", 1e-9);
+  for (const TensorSpec& s : model.parameters().layout().specs())
+    grads.add(s.name, {model.parameters().grads().at(s), s.numel}, ref.f32("grad." + s.name));
+  grads.check();
+}
 
 TEST(Classifier, PaddingDoesNotChangeABidirectionalRow) {
   Classifier model(small_config(false, Pooling::kMean));
