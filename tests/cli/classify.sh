@@ -3,8 +3,10 @@
 # of two words it holds): from scratch and from a tiny GPT (--init-from), resume, --force,
 # --freeze-encoder, and the bad inputs: one "potop: error:" line, exit 1, nothing written.
 #   classify.sh <potop> [models|errors]   (no group: both)
+#   classify.sh <potop> mpi <mpirun>       2 ranks = one process with --grad-accum 2
 POTOP=$1
 GROUP=${2:-all}
+MPIRUN=${3:-}
 source "$(dirname "$0")/lib.sh"
 
 # label<TAB>text lines: "good" texts hold the word dobry, "bad" ones zły, among filler words.
@@ -193,5 +195,27 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "classify predict: an empty line" 1 strict "gap.txt:2: empty text" -- classify predict -m words --input gap.txt
   expect_error "classify eval of a GPT" 1 strict "a decoder-only Transformer language model" -- classify eval -m gpt2 --data dev.tsv
   expect_error "potop eval of a classifier" 1 strict "text classifier" "potop classify" -- eval -m words --data dev.tsv
+fi
+if [ "$GROUP" = mpi ]; then
+  MPI=("$MPIRUN" --oversubscribe --bind-to none --mca btl self,vader)
+  [ "$(id -u)" -eq 0 ] && MPI+=(--allow-run-as-root)
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+  A=(--data train.tsv --dev dev.tsv "${SMALL[@]}" --steps 8 --eval-interval 4)
+  "$POTOP" classify train "${A[@]}" --grad-accum 2 --out one 2>one.log || fail "one process: $(tail -n 3 one.log)"
+  timeout 120 "${MPI[@]}" -np 2 "$POTOP" classify train "${A[@]}" --out two 2>two.log >/dev/null ||
+    fail "2 ranks: $(tail -n 5 two.log)"
+  # Equal to float rounding: the ranks sum the gradients in another order.
+  if python3 - one/metrics.jsonl two/metrics.jsonl <<'PY' && [ "$(grep -c '^eval step' two.log)" = 3 ]; then
+import json, sys
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:])
+assert len(a) == len(b), (a, b)
+for x, y in zip(a, b):
+    for k in ("loss", "val_loss", "train_loss", "dev_accuracy", "grad_norm"):
+        if k in x: assert abs(x[k] - y[k]) <= 1e-4 * max(1.0, abs(x[k])), (k, x, y)
+PY
+    ok "classify train: 2 ranks = one process with --grad-accum 2 (losses, dev accuracy), rank 0 alone prints"
+  else
+    fail "classify train: 2 ranks differ from one process: $(diff <(losses one) <(losses two) | head -4)"
+  fi
 fi
 finish
