@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/classifier_attention.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "cli/train_command.h"
@@ -198,28 +199,23 @@ struct AttentionArgs {
   std::string text, html;
 };
 
-// A token as the attention table and page show it: [CLS] and [SEP] by name, whitespace visible.
-std::string token_text(const ClassifierConfig& c, const Tokenizer& tokenizer, int id) {
-  if (c.cls_sep && id == kBosId) return "[CLS]";
-  if (c.cls_sep && id == kEosId) return "[SEP]";
-  return token_label(tokenizer, id);
-}
-
 int classify_attention(const AttentionArgs& a) {
   LoadedClassifier m = load_classifier(a.model);
   const ClassifierConfig& c = m.config;
-  const EncodedTexts encoded = encode_texts(c, *m.tokenizer, {a.text}, "the text");
-  const std::vector<int>& row = encoded.rows[0];
+  const ClassifierMaps pictures = classifier_attention_maps(m, a.text);
+  const std::vector<int>& row = pictures.ids;
+  EncodedTexts encoded;
+  encoded.rows = {row};
   const int T = int(row.size()), H = c.body.n_head, K = c.n_classes();
   announce(m);
   const std::vector<float> p = probabilities(m, encoded);  // the forward pass the maps are of
   // Which query row is read: [CLS] (position 0), the last token, or for mean pooling every row's mean.
   const std::string who = c.pooling == Pooling::kCls ? "[CLS]" : c.pooling == Pooling::kLast ? "the last token" : "the mean of all positions";
   std::vector<std::string> tokens;
-  for (int t = 0; t < T; ++t) tokens.push_back(token_text(c, *m.tokenizer, row[size_t(t)]));
+  for (int t = 0; t < T; ++t) tokens.push_back(classifier_token_text(c, *m.tokenizer, row[size_t(t)]));
   const int best = argmax(p.data(), K);
   std::printf("predicted: %s (p=%.4f)%s\nwhat %s attends to, per layer and head:\n", c.labels[size_t(best)].c_str(),
-              p[size_t(best)], encoded.truncated ? " (the text was cut to the block size)" : "", who.c_str());
+              p[size_t(best)], pictures.truncated ? " (the text was cut to the block size)" : "", who.c_str());
   for (int l = 0; l < c.body.n_layer; ++l) {
     const float* att = m.model->attention(l);  // (1, H, T, T)
     for (int h = 0; h < H; ++h) {
@@ -245,12 +241,7 @@ int classify_attention(const AttentionArgs& a) {
     }
   }
   if (!a.html.empty()) {  // every map, as potop attention draws them: the pooled row among the others
-    const SelfAttentionMaps maps{
-        c.body.n_layer, H, c.body.block_size, c.causal,
-        [&](const std::vector<int>&) { probabilities(m, encoded); },
-        [&](int l) { return m.model->attention(l); },
-        [&](int id) { return token_text(c, *m.tokenizer, id); }};
-    write_file_atomic(a.html, attention_html(maps, row));
+    write_file_atomic(a.html, attention_html(pictures.maps, row));
     std::printf("wrote %s\n", a.html.c_str());
   }
   return 0;

@@ -69,6 +69,11 @@ PY
   else
     fail "classify attention: $(cat att.txt)"
   fi
+  if "$POTOP" attention -m m -p "pan dobry" --out att2.html >/dev/null 2>&1 && cmp -s att.html att2.html; then
+    ok "potop attention of a classifier: the page of classify attention --html"
+  else
+    fail "potop attention of a classifier: $(diff att.html att2.html | head -3)"
+  fi
   # Resume: continue a stopped run to more steps.
   if "$POTOP" classify train --resume m --steps 130 --patience 0 2>resume.log && grep -q 'resuming m at step' resume.log &&
       grep -q '"step":130' m/metrics.jsonl; then
