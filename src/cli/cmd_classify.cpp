@@ -3,8 +3,8 @@
 //   potop classify eval      -m DIR --data test.tsv [--json]   accuracy, macro-F1, per class, confusion
 //   potop classify predict   -m DIR [--input FILE] [--json]    a label and its probability per line
 //   potop classify attention -m DIR "text" [--html FILE]       what the pooled position attends to
-// A model directory's checkpoint is best.safetensors (the best dev accuracy) unless --checkpoint
-// says otherwise.
+// A model directory's checkpoint is chosen as for every command: latest.safetensors when it is
+// newer and its dev accuracy no worse than best.safetensors's, else best (--checkpoint to say).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,9 +47,8 @@ void add_classify_train(CLI::App* parent, std::function<int()>& run) {
 
 LoadedClassifier load_classifier(const ModelArgs& a) {
   apply_model_threads(a);
-  // best.safetensors, not the newest: it is the one of the best dev accuracy, which the loss
-  // that picks the newest checkpoint does not follow.
-  return load_classifier_dir(a.model, a.checkpoint.empty() ? "best" : a.checkpoint);
+  // As every command: the newest weights unless best.safetensors has a better dev accuracy.
+  return load_classifier_dir(a.model, a.checkpoint);
 }
 
 // Class probabilities (n, K) of texts, in batches.

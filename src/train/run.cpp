@@ -117,8 +117,10 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       if (best) result.best_val_loss = score;
       stale = best ? 0 : stale + 1;
       result.final_train_loss = e.train_loss, result.final_val_loss = e.val_loss;
-      checkpoint(step, {{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
-                        {"val_loss", std::to_string(e.val_loss)}}, best);
+      Metadata meta{{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
+                    {"val_loss", std::to_string(e.val_loss)}};
+      if (!std::isnan(e.selection)) meta["score"] = std::to_string(e.selection);  // what picks the best (lower is better)
+      checkpoint(step, meta, best);
     } else if (fresh && settings.keep > 0 && step % settings.keep == 0) {
       checkpoint(step, {{"step", std::to_string(step)}}, false);
     }

@@ -44,7 +44,7 @@ assert max(e["dev_accuracy"] for e in evals) >= 90, evals
 PY
   if "$POTOP" classify eval -m m --data dev.tsv --json >eval.json 2>eval.log &&
       python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["examples"] == 40 and r["accuracy"] >= 0.9 and r["labels"] == ["bad", "good"] and sum(map(sum, r["confusion"])) == 40 and len(r["classes"]) == 2, r' eval.json &&
-      grep -q 'checkpoint: m/best.safetensors' eval.log; then
+      grep -q '^checkpoint: m/latest.safetensors: .*(the newest weights; best.safetensors is' eval.log; then
     ok "classify eval --json: $(cut -c1-120 eval.json)"
   else
     fail "classify eval: $(cat eval.json eval.log)"
