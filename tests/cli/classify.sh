@@ -157,6 +157,7 @@ PY
     fail "classify train --init-from a BERT: $(cat fb.log)"
   fi
   expect_error "potop sample of a classifier" 1 strict "text classifier" "classify" -- sample -m m --prompt x
+  expect_error "potop translate of a classifier" 1 strict "text classifier" "classify" -- translate -m m
 fi
 
 if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
