@@ -80,8 +80,9 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
   kit.check_config(config, classifier_fields);
   train.encoded = encode_texts(config, *tokenizer, train.texts(), options.data);
   dev.encoded = encode_texts(config, *tokenizer, dev.texts(), options.dev);
-  int longest = 1;
-  for (const auto& r : train.encoded.rows) longest = std::max(longest, int(r.size()));
+  int longest = 1;  // the widest batch, training or evaluation, for the memory check
+  for (const LabelledSet* s : {&train, &dev})
+    for (const auto& r : s->encoded.rows) longest = std::max(longest, int(r.size()));
   Classifier& model = kit.build<Classifier>(config, {B, longest}, [&](Classifier& m) {
     m.init_weights(options.seed);
     if (init) std::fprintf(log, "init: %d body tensors from %s\n", copy_body(m, *init, options.init_from),
