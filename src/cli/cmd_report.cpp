@@ -92,7 +92,11 @@ Run add_attention(CLI::App& app) {
             bert.forward(batch, Pass{});
           },
           [&](int l) { return bert.attention(l); },
-          [&](int id) { return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id); }};
+          [&](int id) {  // [CLS] and [SEP] decode to nothing: name them as BERT does
+            if (id == kBosId) return std::string("[CLS]");
+            if (id == kEosId) return std::string("[SEP]");
+            return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id);
+          }};
       return write_attention_page(attention_html(maps, ids, a->layer, a->head), m, a->out, dir);
     }
     if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");

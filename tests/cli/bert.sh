@@ -140,6 +140,7 @@ import collections, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 assert html.count("<svg") == 4, html.count("<svg")  # 2 layers x 2 heads
 assert "bidirectional" in html
+assert "[CLS] (0)" in html and "[SEP] (" in html and "[MASK] (" in html, "the specials are not named"
 cells = re.findall(r"<title>[^<]*\((\d+)\) → [^<]*\((\d+)\): ([0-9.]+)</title>", html)
 T = max(int(i) for i, _, _ in cells) + 1  # [CLS] text [SEP]
 assert T > 4 and len(cells) == 4 * T * T, (T, len(cells))
