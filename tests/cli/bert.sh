@@ -11,8 +11,8 @@ make_corpus text.txt 3000
 make_corpus held.txt 600
 "$POTOP" tokenizer train --kind bpe --vocab-size 300 --data text.txt --out tok >/dev/null 2>tok.log \
   || fail "tokenizer train --kind bpe: $(cat tok.log)"
-SMALL=(--tokenizer tok --n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2
-       --log-interval 1 --threads 1)
+MODEL=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 1 --threads 1)
+SMALL=(--tokenizer tok "${MODEL[@]}")
 # No run of these needs its own data: the same text, the same tokenizer.
 pretrain() {  # pretrain <out> <options>...: a tiny run on text.txt
   local out=$1
@@ -68,6 +68,15 @@ PY
   cmp -s full/latest.safetensors part/latest.safetensors && ok "resumed at step 5: the same final weights" \
     || fail "the resumed run's final weights differ"
 
+  # A prepared directory (potop prepare with the same tokenizer) is the same data: the same run.
+  "$POTOP" prepare --data text.txt --tokenizer tok --out prep >/dev/null 2>prep.log || fail "prepare: $(cat prep.log)"
+  if "$POTOP" bert pretrain --data prep "${MODEL[@]}" --out from-prep --steps 8 --eval-interval 4 --dropout 0.1 \
+      >/dev/null 2>prep.log && grep -q '^data: prep (prepared)' prep.log && diff <(losses full) <(losses from-prep) >/dev/null; then
+    ok "bert pretrain --data <prepared dir>: the run of the text"
+  else
+    fail "bert pretrain --data <prepared dir>: $(tail -n 3 prep.log) $(diff <(losses full) <(losses from-prep) | head -n 4)"
+  fi
+
   # Training lowers the masked-LM loss: at chance (ln 301 = 5.7) first, well below it after 60 steps.
   pretrain learn --steps 60 --eval-interval 30 --lr 1e-2 --warmup 5 --dropout 0 >/dev/null 2>learn.log \
     || fail "learn: $(tail -n 3 learn.log)"
@@ -115,13 +124,18 @@ PY
     fail "bert fill --json, byte pieces: $(cat bytes.log)"
   fi
 
-  # eval: the masked-LM loss and accuracy of fixed masks (the same numbers twice).
+  # eval: the masked-LM loss and accuracy of fixed masks (the same numbers twice, and on two threads).
   if "$POTOP" eval -m learn --data held.txt >eval.txt 2>eval.log && grep -q 'masked-LM loss [0-9.]* per token' eval.txt &&
       "$POTOP" eval -m learn --data held.txt --json >eval.json 2>>eval.log &&
       "$POTOP" eval -m learn --data held.txt --json >eval2.json 2>>eval.log && cmp -s eval.json eval2.json &&
-      /usr/bin/python3 - eval.json learn/metrics.jsonl <<'PY'
+      "$POTOP" eval -m learn --data held.txt --json --threads 2 >eval3.json 2>>eval.log &&
+      /usr/bin/python3 - eval.json learn/metrics.jsonl eval3.json <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))
+# Two replicas, each scoring its rows: the same masks, the same numbers (up to rounding).
+r2 = json.load(open(sys.argv[3]))
+assert (r2["masked"], r2["tokens"]) == (r["masked"], r["tokens"]) and abs(r2["loss"] - r["loss"]) < 1e-6 * r["loss"], (r, r2)
+assert abs(r2["accuracy"] - r["accuracy"]) <= 1 / r["masked"], (r, r2)
 assert r["kind"] == "bert" and r["tokens"] > 1000 and r["masked"] > 0.1 * r["tokens"], r
 assert 0 <= r["accuracy"] <= 1 and abs(r["perplexity"] - math.exp(r["loss"])) < 1e-6 * r["perplexity"], r
 val = [x for x in map(json.loads, open(sys.argv[2])) if x["kind"] == "eval"][-1]["val_loss"]
@@ -194,6 +208,8 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   bad_run "--mask-fraction 1.5" "--mask-fraction" e7 --data text.txt --tokenizer tok --mask-fraction 1.5 "${S[@]}"
   bad_run "--block-size 2" "--block-size" e8 --data text.txt --tokenizer tok --n-layer 1 --n-head 2 --n-embd 16 --block-size 2
   bad_run "missing --tokenizer" "nodir" e9 --data text.txt --tokenizer nodir "${S[@]}"
+  "$POTOP" prepare --data text.txt --out prep-char >/dev/null 2>&1 || fail "prepare with a char tokenizer"
+  bad_run "a prepared directory of a char tokenizer" "prep-char: a char tokenizer" e10 --data prep-char "${S[@]}"
   expect_error "bert pretrain into a model" 1 strict "--out m" "--force" -- bert pretrain --data text.txt --tokenizer tok --out m
   expect_error "a BERT given to sample" 1 strict "m" "kind 'bert'" "not a GPT" "bert fill" -- sample -m m -p "pan"
   expect_error "a BERT given to translate" 1 strict "m" "kind 'bert'" "not a translation model" -- translate -m m -i pairs.tsv
