@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -116,5 +117,16 @@ class Bert(nn.Module):
         """Block `layer`'s attention probabilities (B, H, T, T) of the last forward."""
         return self.h[layer].attn.last_att
 
-    def load_numpy(self, tensors: Mapping) -> None:
-        torch_gpt.GPT.load_numpy(self, tensors)  # the same exact-names-and-shapes copy
+    def load_numpy(self, tensors: Mapping[str, np.ndarray]) -> None:
+        """Copies every parameter from a dict of arrays (e.g. load_safetensors), requiring exactly
+        the model's names and shapes."""
+        own = dict(self.named_parameters())
+        missing, unexpected = sorted(set(own) - set(tensors)), sorted(set(tensors) - set(own))
+        if missing or unexpected:
+            raise KeyError(f"checkpoint does not match the model: missing {missing}, unexpected {unexpected}")
+        with torch.no_grad():
+            for name, p in own.items():
+                a = np.asarray(tensors[name])
+                if tuple(a.shape) != tuple(p.shape):
+                    raise ValueError(f"{name}: checkpoint shape {a.shape} != model shape {tuple(p.shape)}")
+                p.copy_(torch.from_numpy(a.astype(np.float32)))
