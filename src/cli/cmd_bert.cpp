@@ -62,7 +62,8 @@ void add_bert_fill(CLI::App* bert, std::function<int()>& run) {
           list.push_back({{"score", c.probability}, {"token", c.id}, {"token_str", c.token}, {"sequence", c.sequence}});
         out.push_back(list);
       }
-      std::printf("%s\n", out.dump().c_str());
+      // A byte piece alone (<0xFC>) is not UTF-8: written as U+FFFD, as cmd_sample does.
+      std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return 0;
     }
     for (size_t i = 0; i < fills.size(); ++i) {

@@ -83,16 +83,21 @@ Run add_attention(CLI::App& app) {
       std::vector<int> masks;
       const std::vector<int> ids = bert_input_ids(*m.tokenizer, m.config, a->prompt, masks);
       Bert& bert = *m.model;
+      int length = 0;  // outlives the forward: bert.attention(l) reads the lengths of the last one
       const SelfAttentionMaps maps{
           m.config.n_layer, m.config.n_head, m.config.block_size, /*causal=*/false,
           [&](const std::vector<int>& x) {
-            const int T = int(x.size());
-            Batch batch{{1, T}, x.data(), nullptr};
-            batch.lengths = &T;
+            length = int(x.size());
+            Batch batch{{1, length}, x.data(), nullptr};
+            batch.lengths = &length;
             bert.forward(batch, Pass{});
           },
           [&](int l) { return bert.attention(l); },
-          [&](int id) { return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id); }};
+          [&](int id) {  // [CLS] and [SEP] decode to nothing: name them as BERT does
+            if (id == kBosId) return std::string("[CLS]");
+            if (id == kEosId) return std::string("[SEP]");
+            return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id);
+          }};
       return write_attention_page(attention_html(maps, ids, a->layer, a->head), m, a->out, dir);
     }
     if (loaded.kind == &classifier_kind()) {  // the body's self-attention on the row it classifies

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The trainers behave alike (issue 25: potop train, bow train and translate train had drifted
-# apart; translate pretrain joined them). Each group runs the same check on the tiny run of every trainer (lib.sh's tiny_run):
+# apart; translate pretrain and bert pretrain have joined them). Each group runs the same check on
+# the tiny run of every trainer (lib.sh's tiny_run):
 #   drift.sh <potop> resume_below   --resume with --steps below the checkpoint's step is refused
 #   drift.sh <potop> schedule       --resume with more --steps keeps the run's cosine decay
 #   drift.sh <potop> force          --force removes the old run's step-N.safetensors snapshots
-#   drift.sh <potop> kinds          info names each kind; eval scores each; sample refuses a translator
+#   drift.sh <potop> resume_exact   a run stopped and resumed ends as the uninterrupted run, bit for bit
+#   drift.sh <potop> kinds          info names each kind; eval scores each; sample refuses a translator and a BERT
 POTOP=$1
 GROUP=$2
 source "$(dirname "$0")/lib.sh"
 
 make_corpus text.txt 1500
 make_pairs pairs.tsv 300
-TRAINERS=(gpt bow translate pretrain)
+TRAINERS=(gpt bow translate pretrain bert)
 
 # A fresh tiny run of <trainer> in <dir> (the remaining options added); fails the check when it fails.
 fresh() {  # fresh <trainer> <dir> <options>...
@@ -78,10 +80,26 @@ force)
       || fail "$trainer: --force kept the old records: $(count_records "$trainer") train records"
   done
   ;;
+resume_exact)
+  # 8 steps at once, or 5 and then --resume to 8: the same losses at every step and the same final
+  # weights, bit for bit (one thread; the batches, masks and dropout of a step depend on the step,
+  # not on the process). The 5-step run made one more evaluation, at its end.
+  for trainer in "${TRAINERS[@]}"; do
+    fresh "$trainer" "$trainer-full" --steps 8 --eval-interval 4
+    fresh "$trainer" "$trainer-part" --steps 5 --eval-interval 4
+    "$POTOP" "${SUBCOMMAND[@]}" --resume "$trainer-part" --steps 8 >/dev/null 2>resume.log \
+      || fail "$trainer: resume: $(tail -n 3 resume.log)"
+    if diff <(losses "$trainer-full") <(losses "$trainer-part" | grep -v '"kind":"eval",.*"step":5[,}]') >diff.txt; then
+      ok "$trainer: resumed at step 5, the uninterrupted run's losses"
+    else fail "$trainer: resumed at step 5, the losses differ: $(head -n 4 diff.txt)"; fi
+    cmp -s "$trainer-full/latest.safetensors" "$trainer-part/latest.safetensors" \
+      && ok "$trainer: resumed at step 5, the same final weights" || fail "$trainer: resumed at step 5, the final weights differ"
+  done
+  ;;
 kinds)
   for trainer in "${TRAINERS[@]}"; do fresh "$trainer" "$trainer" --steps 3 --eval-interval 3; done
   # info reads every kind of model directory and names its kind.
-  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder; do
+  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder bert:bert; do
     dir=${pair%%:*} want=${pair#*:} rc=0
     "$POTOP" info -m "$dir" --json >info.json 2>info.err || rc=$?
     got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kind"])' info.json 2>/dev/null || true)
@@ -101,8 +119,10 @@ kinds)
   evaluates "of a BoW on a text" -m bow --data text.txt
   evaluates "of a translator on pairs" -m translate --data translate/test.tsv
   evaluates "of a translator, no --data (its test.tsv)" -m translate
+  evaluates "of a BERT on a text (masked-LM)" -m bert --data text.txt
   # sample has no source sentence to give a translator: it says which command to use.
   expect_error "sample of a translator" 1 log "encoder-decoder" "potop translate" -- sample -m translate -p x
+  expect_error "sample of a BERT" 1 log "bert" "potop bert fill" -- sample -m bert -p x
   ;;
 *) echo "unknown group $GROUP" >&2; exit 2 ;;
 esac

@@ -73,18 +73,27 @@ TINY_TRANSLATE=(--columns a,b --source a --target b --vocab-size 280 --n-layer 1
 TINY_PRETRAIN=(--tokenizer pretrain-tokenizer --n-layer 1 --n-head 2 --n-embd 16 --block-size 12 --batch-size 8
                --eval-iters 2 --dev-size 10 --log-interval 1 --threads 1)
 
+# A BPE tokenizer learned once from text.txt, in pretrain-tokenizer: the pre-training trainers
+# need one with special tokens (T5's sentinels follow them; BERT's [CLS], [SEP], [PAD] are them).
+text_bpe() {
+  [ -d pretrain-tokenizer ] || "$POTOP" tokenizer train --kind bpe --data text.txt --out pretrain-tokenizer \
+    --vocab-size 320 >/dev/null 2>&1 || { echo "tiny_run: tokenizer train failed" >&2; exit 2; }
+}
+
 # The command line of a trainer's tiny run, so that one check covers every trainer: TRAIN (its
 # subcommand, data and model options; the data is text.txt from make_corpus or pairs.tsv from
 # make_pairs) and SUBCOMMAND (the subcommand alone, for --resume).
-tiny_run() {  # tiny_run <gpt|bow|translate|pretrain>
+tiny_run() {  # tiny_run <gpt|bow|translate|pretrain|bert>
   case $1 in
     gpt) SUBCOMMAND=(train); TRAIN=(train --data text.txt "${TINY[@]}") ;;
     bow) SUBCOMMAND=(bow train); TRAIN=(bow train --data text.txt "${TINY_BOW[@]}") ;;
     translate) SUBCOMMAND=(translate train); TRAIN=(translate train --data pairs.tsv "${TINY_TRANSLATE[@]}") ;;
-    pretrain)  # T5 span corruption on text.txt, with a BPE learned from it once
-      [ -d pretrain-tokenizer ] || "$POTOP" tokenizer train --kind bpe --data text.txt --out pretrain-tokenizer \
-        --vocab-size 320 >/dev/null 2>&1 || { echo "tiny_run: tokenizer train failed" >&2; exit 2; }
+    pretrain)  # T5 span corruption on text.txt
+      text_bpe
       SUBCOMMAND=(translate pretrain); TRAIN=(translate pretrain --data text.txt "${TINY_PRETRAIN[@]}") ;;
+    bert)  # BERT's masked LM on text.txt
+      text_bpe
+      SUBCOMMAND=(bert pretrain); TRAIN=(bert pretrain --data text.txt --tokenizer pretrain-tokenizer "${TINY[@]}") ;;
     *) echo "tiny_run: unknown trainer $1" >&2; exit 2 ;;
   esac
 }

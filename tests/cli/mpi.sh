@@ -9,6 +9,7 @@
 #                                     it: bit-identical
 #   mpi.sh <potop> <mpirun> bow_equal        equal for potop bow train (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> translate_equal  equal for potop translate train (and rank 0 alone writes)
+#   mpi.sh <potop> <mpirun> bert_equal       equal for potop bert pretrain (and rank 0 alone writes)
 POTOP=$1
 MPIRUN=$2
 GROUP=$3
@@ -27,11 +28,11 @@ MODEL=("${TINY[@]}" --eval-interval 3)
 ARGS=(--data text.txt "${MODEL[@]}")
 
 # Checks that a potop command loads a run's model: sample for a GPT, eval for the others.
-loads() {  # loads <dir> <what> [gpt|bow|translate]
+loads() {  # loads <dir> <what> [gpt|bow|translate|bert]
   local load
   case ${3:-gpt} in
     gpt) load=(sample --model "$1" --tokens 5 --seed 1) ;;
-    bow) load=(eval --model "$1" --data text.txt) ;;
+    bow | bert) load=(eval --model "$1" --data text.txt) ;;
     translate) load=(translate eval --model "$1" --data "$1/test.tsv") ;;
   esac
   "$POTOP" "${load[@]}" >/dev/null 2>load.err \
@@ -80,7 +81,7 @@ PY
 # The equal group's check for another trainer (tiny_run): 2 ranks = one process with
 # --grad-accum 2, and rank 0 alone wrote the run: one record per step (same_run counts them), one
 # set of printed evaluations, every file of a run, no temporary file, and the model loads.
-ranks_equal_accum() {  # ranks_equal_accum <bow|translate>
+ranks_equal_accum() {  # ranks_equal_accum <bow|translate|bert>
   local trainer=$1 f
   tiny_run "$trainer"
   "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --grad-accum 2 --out one 2>one.log \
@@ -289,6 +290,7 @@ kill)
   ;;
 bow_equal) ranks_equal_accum bow ;;
 translate_equal) make_pairs pairs.tsv 300; ranks_equal_accum translate ;;
+bert_equal) ranks_equal_accum bert ;;  # each micro-batch's masks seeded by its global index
 *) echo "unknown group $GROUP" >&2; exit 2 ;;
 esac
 finish

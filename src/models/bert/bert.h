@@ -58,7 +58,8 @@ class Bert final : public LayeredModel<Bert, BertLayers> {
   const std::vector<int>& masked_rows() const { return masked_; }
   const float* logits() const;
   const float* hidden() const { return output_; }
-  // Self-attention probabilities of layer l in the last forward: (B, H, T, T).
+  // Self-attention probabilities of layer l in the last forward: (B, H, T, T). Recomputed from
+  // that forward's batch.lengths, which must still be alive (as its tokens must for backward).
   const float* attention(int layer);
 
  private:
