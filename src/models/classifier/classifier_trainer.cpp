@@ -60,8 +60,15 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
   dev.classes = class_ids(dev.examples, labels, options.dev);
   const int B = options.batch_size;
   const long per_epoch = (long(train.examples.size()) + B - 1) / B;
-  if (!kit.resuming()) {  // what the flags left open, sized by the data (saved resolved)
-    if (!control.was_given("steps")) options.steps = int(std::clamp<long>(per_epoch * options.epochs / options.grad_accum, 1, 1L << 30));
+  // What the flags left open, sized by the data (saved resolved); a resumed run given --epochs
+  // alone trains to that many.
+  if ((!kit.resuming() || control.was_given("epochs")) && !control.was_given("steps")) {
+    options.steps = int(std::clamp<long>(per_epoch * options.epochs / options.grad_accum, 1, 1L << 30));
+    // As more --steps does: the learning rate keeps the run's schedule unless --lr-decay-steps
+    if (kit.resuming() && !control.was_given("lr-decay-steps") && options.lr_decay_steps == 0)
+      options.lr_decay_steps = kit.state().options.value("steps", options.steps);
+  }
+  if (!kit.resuming()) {
     if (!control.was_given("eval-interval")) options.eval_interval = int(std::max<long>(1, per_epoch / options.grad_accum));
     if (!control.was_given("lr") && options.init_from.empty()) options.lr = kFromScratchLr;
   }
