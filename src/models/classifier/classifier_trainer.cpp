@@ -64,9 +64,11 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
   // alone trains to that many.
   if ((!kit.resuming() || control.was_given("epochs")) && !control.was_given("steps")) {
     options.steps = int(std::clamp<long>(per_epoch * options.epochs / options.grad_accum, 1, 1L << 30));
-    // As more --steps does: the learning rate keeps the run's schedule unless --lr-decay-steps
-    if (kit.resuming() && !control.was_given("lr-decay-steps") && options.lr_decay_steps == 0)
-      options.lr_decay_steps = kit.state().options.value("steps", options.steps);
+    // The linear decay (to 0) then stretches to the new end, as Hugging Face's Trainer resumed
+    // with more epochs does; keeping the run's schedule would train the new epochs at --min-lr.
+    if (kit.resuming() && options.lr_decay_steps == 0)
+      std::fprintf(log, "note: --epochs %d: %d steps; the learning rate's decay now ends there\n", options.epochs,
+                   options.steps);
   }
   if (!kit.resuming()) {
     if (!control.was_given("eval-interval")) options.eval_interval = int(std::max<long>(1, per_epoch / options.grad_accum));
