@@ -134,7 +134,10 @@ CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which
   if (!fs::exists(latest)) return chosen(best, "");
   const Metadata b = metadata_of(best), l = metadata_of(latest);
   const auto step_b = number(b, "step"), step_l = number(l, "step");
-  const auto val_b = number(b, "val_loss"), val_l = number(l, "val_loss");
+  // The score that picked best.safetensors when the run had one (a classifier's dev error rate),
+  // else the validation loss.
+  const char* key = b.count("score") && l.count("score") ? "score" : "val_loss";
+  const auto val_b = number(b, key), val_l = number(l, key);
   if (step_b && step_l && *step_l > *step_b) {
     if (!(val_l && val_b && *val_l > *val_b))
       return chosen(latest, " (the newest weights; best.safetensors is " + describe_checkpoint(b) + ")");

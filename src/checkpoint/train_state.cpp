@@ -100,6 +100,7 @@ void save_train_state(const fs::path& path, const ParameterSet& params, const Mo
       {"potop.train_loss", format_float(state.train_loss)},
       {"potop.val_loss", format_float(state.val_loss)},
       {"potop.nonfinite_skipped", std::to_string(state.nonfinite_skipped)},
+      {"potop.stale_evaluations", std::to_string(state.stale_evaluations)},
       {"potop.data_hash", hash_hex(state.data_hash)},
       {"potop.threads", std::to_string(state.threads)},
       {"potop.ranks", std::to_string(state.ranks)},
@@ -139,6 +140,8 @@ TrainState read_train_state(const SafetensorsFile& file) {
   s.train_loss = r.real<float>("potop.train_loss");
   s.val_loss = r.real<float>("potop.val_loss");
   s.nonfinite_skipped = r.integer<int>("potop.nonfinite_skipped", 0);
+  // Absent from states written before early stopping: none.
+  if (file.metadata_value("potop.stale_evaluations")) s.stale_evaluations = r.integer<int>("potop.stale_evaluations", 0);
   s.data_hash = r.hex64("potop.data_hash");
   s.vocab_hash = r.hex64("potop.vocab_hash");
   s.threads = r.integer<int>("potop.threads", 1);

@@ -50,6 +50,7 @@ struct TrainState {
   float train_loss = std::numeric_limits<float>::quiet_NaN();  // of the latest evaluation
   float val_loss = std::numeric_limits<float>::quiet_NaN();
   int nonfinite_skipped = 0;  // steps skipped by --skip-nonfinite
+  int stale_evaluations = 0;  // evaluations since the best score, for early stopping (--patience)
   uint64_t data_hash = 0;     // FNV-1a-64 of the training text (hash_training_text)
   uint64_t vocab_hash = 0;    // Tokenizer::hash(), written by save_weights from the header's tokenizer
   int threads = 0;            // threads actually used (bit-identical resume needs the same)

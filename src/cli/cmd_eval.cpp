@@ -261,6 +261,8 @@ Run add_eval(CLI::App& app) {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
     a->unknown_given = unknown->count() > 0;
     LoadedModel m = load_model(a->model);
+    if (std::find(m.kind->commands.begin(), m.kind->commands.end(), "eval") == m.kind->commands.end())
+      throw wrong_kind(a->model.model, *m.kind, "a model potop eval scores");
     const bool pairs = m.kind == &encoder_decoder_kind();
     // Flags of the other way of scoring are refused, not ignored.
     for (const char* flag : pairs ? std::vector<const char*>{"--split", "--stride", "--unknown"}

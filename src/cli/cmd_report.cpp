@@ -4,6 +4,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "cli/bow_attention.h"
+#include "cli/classifier_attention.h"
 #include "cli/translation_pages.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
@@ -98,6 +99,11 @@ Run add_attention(CLI::App& app) {
             return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id);
           }};
       return write_attention_page(attention_html(maps, ids, a->layer, a->head), m, a->out, dir);
+    }
+    if (loaded.kind == &classifier_kind()) {  // the body's self-attention on the row it classifies
+      LoadedClassifier m = loaded_as<Classifier, ClassifierConfig>(std::move(loaded));
+      const ClassifierMaps c = classifier_attention_maps(m, a->prompt);
+      return write_attention_page(attention_html(c.maps, c.ids, a->layer, a->head), m, a->out, dir);
     }
     if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
     LoadedGpt m = loaded_as<GPT, GPTConfig>(std::move(loaded));

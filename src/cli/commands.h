@@ -20,6 +20,7 @@ Run add_serve(CLI::App& app);
 Run add_bow(CLI::App& app);
 Run add_translate(CLI::App& app);
 Run add_word2vec(CLI::App& app);
+Run add_classify(CLI::App& app);
 Run add_bert(CLI::App& app);
 
 }  // namespace potop::cli

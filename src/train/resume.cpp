@@ -46,7 +46,7 @@ void merge_resumed_options(const std::vector<Field>& merged, const std::vector<F
   if (control.was_given("steps") && !control.was_given("lr-decay-steps") && run.steps != saved_steps &&
       saved_decay == 0) {
     run.lr_decay_steps = saved_steps;
-    if (run.lr_schedule == LrShape::kCosine)
+    if (run.lr_schedule != LrShape::kNoam)
       notes.push_back("--steps " + std::to_string(run.steps) + " (the run had " + std::to_string(saved_steps) +
                        "): the learning rate keeps the run's schedule, decaying to --min-lr by step " +
                        std::to_string(saved_steps) + "; pass --lr-decay-steps to decay over the longer run");

@@ -49,6 +49,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   Progress progress(settings.steps, log);
   const double elapsed_before = state.elapsed_s;
   const int start = resuming ? state.step : 0;
+  int stale = state.stale_evaluations;  // evaluations since the best score
   int checkpoint_step = resuming ? start : -1;
   auto elapsed = [&] { return elapsed_before + progress.elapsed_seconds(); };
   // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
@@ -64,6 +65,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
     state.step = step, state.eval_pending = eval_pending;
     state.best_score = result.best_val_loss, state.train_loss = result.final_train_loss;
     state.val_loss = result.final_val_loss, state.nonfinite_skipped = result.nonfinite_skipped;
+    state.stale_evaluations = stale;
     state.threads = get_threads(), state.elapsed_s = elapsed();
     if (settings.keep > 0 && step > 0 && step % settings.keep == 0) job.save_state(out / snapshot_file(step), state);
     job.save_state(out / kResumeFile, state);
@@ -110,16 +112,28 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       for (const auto& [name, value] : e.extra) record[name] = value;
       record["elapsed_s"] = elapsed();
       write_metrics(record);
-      const float score = has_val ? e.val_loss : e.train_loss;
+      const float score = !std::isnan(e.selection) ? e.selection : has_val ? e.val_loss : e.train_loss;
       const bool best = score < result.best_val_loss;
       if (best) result.best_val_loss = score;
+      stale = best ? 0 : stale + 1;
       result.final_train_loss = e.train_loss, result.final_val_loss = e.val_loss;
-      checkpoint(step, {{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
-                        {"val_loss", std::to_string(e.val_loss)}}, best);
+      Metadata meta{{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
+                    {"val_loss", std::to_string(e.val_loss)}};
+      if (!std::isnan(e.selection)) meta["score"] = std::to_string(e.selection);  // what picks the best (lower is better)
+      checkpoint(step, meta, best);
     } else if (fresh && settings.keep > 0 && step % settings.keep == 0) {
       checkpoint(step, {{"step", std::to_string(step)}}, false);
     }
     if (last) break;
+    if (settings.patience > 0 && stale >= settings.patience) {  // also on resuming a run that stopped so
+      progress.finish_line();
+      std::fprintf(log, "early stop at step %d of %d: %d evaluation%s without a better score (--patience %d); the "
+                   "best checkpoint is %s\n", step, settings.steps, stale, stale == 1 ? "" : "s", settings.patience,
+                   (out / "best.safetensors").string().c_str());
+      result.early_stopped = true;
+      result.steps_done = step;
+      break;
+    }
     if (stop_at(step)) {
       interrupt(step, /*eval_pending=*/false);
       break;
@@ -157,7 +171,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   result.tokens_per_second = progress.tokens_per_second();
   result.seconds = progress.elapsed_seconds();
   if (result.interrupted) return result;
-  result.steps_done = settings.steps;
+  if (!result.early_stopped) result.steps_done = settings.steps;
   if (result.nonfinite_skipped > 0)
     std::fprintf(log, "skipped %d step%s with a non-finite loss or gradient norm (--skip-nonfinite)\n",
                  result.nonfinite_skipped, result.nonfinite_skipped == 1 ? "" : "s");

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,9 @@ struct RunSettings {
   fs::path out;  // the model directory
   int steps = 0, eval_interval = 1, log_interval = 1;
   int keep = 0;                 // also a resumable step-<N> snapshot every keep steps (0: none)
+  // Early stopping: stop when this many evaluations in a row have not improved the best score
+  // (0: never). The best checkpoint stays the best one.
+  int patience = 0;
   bool skip_nonfinite = false;  // skip non-finite steps instead of stopping
   long tokens_per_step = 0;     // for tokens/s
   bool profile = false;         // print the per-kernel table at the end
@@ -51,6 +55,9 @@ struct Evaluation {
   // More scores of the model (a translation model's dev BLEU): printed and written to
   // metrics.jsonl under their names; the validation loss still decides which checkpoint is best.
   std::vector<std::pair<std::string, double>> extra = {};
+  // The score that decides which checkpoint is best, lower being better, when it is not the
+  // loss (a classifier's dev error rate, 1 - accuracy); NaN: the validation (or training) loss.
+  float selection = std::numeric_limits<float>::quiet_NaN();
 };
 
 struct RunJob {
@@ -71,12 +78,13 @@ struct RunJob {
 struct RunResult {
   float final_train_loss = 0;  // of the last evaluation
   float final_val_loss = 0;    // NaN without a validation split
-  float best_val_loss = 0;
+  float best_val_loss = 0;  // the best score: the val (or train) loss, or Evaluation::selection
   double tokens_per_second = 0;
   double seconds = 0;
   int steps_done = 0;        // optimizer steps completed, over all sessions of the run
   bool interrupted = false;  // stopped early by stop_requested (a checkpoint was written)
   int nonfinite_skipped = 0;
+  bool early_stopped = false;  // stopped by RunSettings::patience (steps_done: where)
 };
 
 // Runs steps state.step .. settings.steps. `state` is the training state resumed from (resuming)

@@ -202,7 +202,7 @@ RunResult RunKit::run(const ModelJob& job, const Tokenizer& tokenizer, const nlo
                          out_.string() + ")");
   RunSettings settings;
   settings.out = out_, settings.steps = options_.steps, settings.eval_interval = options_.eval_interval;
-  settings.log_interval = options_.log_interval, settings.keep = options_.keep;
+  settings.log_interval = options_.log_interval, settings.keep = options_.keep, settings.patience = job.patience;
   settings.skip_nonfinite = options_.skip_nonfinite, settings.profile = options_.profile;
   settings.tokens_per_step = std::max(1L, job.tokens_per_batch) * M * P;
   settings.writes = writer();

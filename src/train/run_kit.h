@@ -66,6 +66,9 @@ struct ModelJob {
   std::string batch_text;
   // The sampler's state saved with a checkpoint (resumed through RunKit::state().sampler).
   std::function<Rng::State()> sampler_state;
+  // Early stopping (RunSettings::patience): evaluations without a better score before the run
+  // stops; 0: never.
+  int patience = 0;
   // Writes the model directory's files beside the checkpoints: config.json, the tokenizer's.
   std::function<void(const nlohmann::json& options)> write_model_files;
 };

@@ -15,8 +15,9 @@ std::vector<Field> run_option_fields(RunOptions& o, const std::vector<std::strin
       {"batch-size", "sequences per micro-batch", &o.batch_size},
       {"grad-accum", "micro-batches per optimizer step", &o.grad_accum},
       {"steps", "optimizer steps", &o.steps},
-      {"lr-schedule", "cosine (linear warm-up, cosine decay to --min-lr) or noam (the paper's warm-up, then "
-                      "1/sqrt(step))", choice(o.lr_schedule, {{LrShape::kCosine, "cosine"}, {LrShape::kNoam, "noam"}})},
+      {"lr-schedule", "cosine (linear warm-up, cosine decay to --min-lr), linear (linear warm-up, linear decay to "
+                      "--min-lr) or noam (the paper's warm-up, then 1/sqrt(step))",
+       choice(o.lr_schedule, {{LrShape::kCosine, "cosine"}, {LrShape::kNoam, "noam"}, {LrShape::kLinear, "linear"}})},
       {"lr", "cosine: peak learning rate; noam: the factor on d^-0.5 min(step^-0.5, step warmup^-1.5)", &o.lr},
       {"min-lr", "cosine: learning rate at the end of the decay", &o.min_lr},
       {"warmup", "linear warm-up steps", &o.warmup},

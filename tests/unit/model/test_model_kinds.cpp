@@ -20,6 +20,7 @@ nlohmann::json small_config(const ModelKind& kind, int vocab_size) {
   nlohmann::json j = {{"vocab_size", vocab_size}, {"block_size", 8}};
   if (kind.name == "bow") j["dim"] = 8, j["attention"] = "additive", j["attn_hidden"] = 4;
   else j["n_embd"] = 8, j["n_layer"] = 1, j["n_head"] = 2;
+  if (kind.name == "classifier") j["labels"] = {"no", "yes"}, j["pooling"] = "mean";
   return j;
 }
 
@@ -70,8 +71,8 @@ TEST(ModelKinds, LoadModelDirRoundTripsEveryKind) {
   for (const ModelKind* kind : model_kinds()) {
     const testing::TempDir temp("kinds_" + kind->name);
     const fs::path& dir = temp.path();
-    // A kind with ids of its own (BERT's [MASK]) has that many more than its tokenizer.
-    const int vocab = expected_vocab_size(*kind, nlohmann::json::object(), tokenizer.size());
+    // The model's ids past the tokenizer's (BERT's [MASK]) count in its vocab_size.
+    const int vocab = expected_vocab_size(*kind, small_config(*kind, tokenizer.size()), tokenizer.size());
     const nlohmann::json config = kind->normalize(small_config(*kind, vocab), "test");
     std::unique_ptr<Model> model = kind->make(config);
     model->parameters().init(7);
