@@ -22,7 +22,8 @@ const ModelKind& encoder_decoder_kind() {
       .description = "an encoder-decoder translation model",
       .noun = "a translation model",
       .tokenizer = "bpe",
-      .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention"},
+      .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention",
+                   "translate train --init-from"},
       .hint = "use potop translate (translate eval, translate attention)",
       .describe = describe_encoder_decoder,
       // T5 span-corruption sentinels (potop translate pretrain) are ids past the tokenizer's.

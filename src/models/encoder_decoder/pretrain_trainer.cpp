@@ -108,10 +108,10 @@ RunResult pretrain_encoder_decoder(const PretrainOptions& requested, std::FILE* 
   job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
     const int n = std::min({options.eval_iters, batches.size(), dev_batches.size()});
     const std::optional<float> train_loss =
-        mean_batch_loss(kit.parallel(), n, [&](int i, Batch& b) { batches.fill_fixed(i, b); }, stop);
+        mean_batch_loss(kit.parallel(), n, [&](int i, Batch& b) { batches.fill_fixed(i, n, b); }, stop);
     if (!train_loss) return std::nullopt;
     const std::optional<float> dev_loss =
-        mean_batch_loss(kit.parallel(), n, [&](int i, Batch& b) { dev_batches.fill_fixed(i, b); }, stop);
+        mean_batch_loss(kit.parallel(), n, [&](int i, Batch& b) { dev_batches.fill_fixed(i, n, b); }, stop);
     if (!dev_loss) return std::nullopt;
     return Evaluation{*train_loss, *dev_loss, {}};
   };

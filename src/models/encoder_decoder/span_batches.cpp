@@ -35,11 +35,14 @@ void SpanBatches::fill(long k, Batch& batch) {
   fill_rows(members_, rng, batch);
 }
 
-void SpanBatches::fill_fixed(int i, Batch& batch) {
-  const size_t first = size_t(i) * size_t(rows_);
-  POTOP_CHECK(first < chunks_.size(), "SpanBatches::fill_fixed: no batch " + std::to_string(i));
-  members_.resize(std::min(size_t(rows_), chunks_.size() - first));
-  std::iota(members_.begin(), members_.end(), int(first));
+void SpanBatches::fill_fixed(int i, int n, Batch& batch) {
+  POTOP_CHECK(i >= 0 && i < n && n <= size(), "SpanBatches::fill_fixed: no batch " + std::to_string(i));
+  const size_t N = chunks_.size(), stride = std::max<size_t>(1, N / (size_t(n) * size_t(rows_)));
+  members_.clear();
+  for (size_t r = 0; r < size_t(rows_); ++r) {
+    const size_t at = (size_t(i) * size_t(rows_) + r) * stride;
+    if (at < N) members_.push_back(int(at));
+  }
   Rng rng(hash64(hash64(seed_, kFixedNoise), uint64_t(i)));
   fill_rows(members_, rng, batch);
 }

@@ -22,9 +22,10 @@ class SpanBatches {
   int size() const { return static_cast<int>((chunks_.size() + size_t(rows_) - 1) / size_t(rows_)); }
   // Micro-batch k of the run (k counts every batch drawn, over epochs).
   void fill(long k, Batch& batch);
-  // The i-th batch of the chunks in their order, with a corruption fixed by i (evaluation: the
-  // same noise at every evaluation, so losses compare).
-  void fill_fixed(int i, Batch& batch);
+  // Batch i of n for evaluation: chunks spread evenly over all of them (every chunk when n
+  // batches hold them all), with a corruption fixed by i, the same at every evaluation so that
+  // losses compare.
+  void fill_fixed(int i, int n, Batch& batch);
   // Target tokens of a full batch, on average (the spans, their sentinels and </s>), for tokens/s.
   long target_tokens_per_batch() const;
 

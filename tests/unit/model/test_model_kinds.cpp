@@ -71,8 +71,8 @@ TEST(ModelKinds, LoadModelDirRoundTripsEveryKind) {
   for (const ModelKind* kind : model_kinds()) {
     const testing::TempDir temp("kinds_" + kind->name);
     const fs::path& dir = temp.path();
-    // A kind with ids of its own (BERT's [MASK]) has that many more than its tokenizer.
-    const int vocab = expected_vocab_size(*kind, nlohmann::json::object(), tokenizer.size());
+    // The model's ids past the tokenizer's (BERT's [MASK]) count in its vocab_size.
+    const int vocab = expected_vocab_size(*kind, small_config(*kind, tokenizer.size()), tokenizer.size());
     const nlohmann::json config = kind->normalize(small_config(*kind, vocab), "test");
     std::unique_ptr<Model> model = kind->make(config);
     model->parameters().init(7);
