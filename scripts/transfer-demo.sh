@@ -43,7 +43,7 @@ log() { echo "transfer-demo: $*" >&2; }
 BODY=(--n-layer 4 --n-head 4 --n-embd 256 --block-size 128 --dropout 0.1)
 PRETRAIN=(--batch-size 32 --lr 1e-3 --min-lr 1e-4 --warmup 500 --weight-decay 0.01 --eval-interval 500
           --eval-iters 10 --threads "$threads")
-TUNE=(--epochs "${FINETUNE_EPOCHS:-4}" --batch-size 32 --lr "${FINETUNE_LR:-1e-4}" --eval-interval 100 --patience 4
+TUNE=(--epochs "${FINETUNE_EPOCHS:-6}" --batch-size 32 --lr "${FINETUNE_LR:-3e-4}" --warmup 100 --eval-interval 100 --patience 5
       --threads "$threads")
 tokens_per_step=$((32 * 128))
 
@@ -58,7 +58,7 @@ fi
 steps_for() {  # steps_for <probe dir> <command...>
   local dir=$1
   shift
-  "$@" --out "$dir" --steps 40 --eval-interval 1000 --log-interval 10 --force >/dev/null 2>&1
+  "$@" --out "$dir" --steps 40 --log-interval 10 --force >/dev/null 2>&1
   awk -v m="$minutes" -v t="$tokens_per_step" -F'"tokens_per_s":' \
     '/"kind":"train"/ { split($2, a, /[,}]/); r = a[1] } END { s = int(m * 60 * r * 0.95 / t); print (s < 50 ? 50 : s) }' \
     "$dir/metrics.jsonl"
@@ -84,7 +84,7 @@ rm -rf "$out/probe-bert" "$out/probe-gpt"
 rows=("scratch --tokenizer $out/tokenizer ${BODY[*]}" "bert --init-from $out/bert")
 [ "$gpt" = 1 ] && rows+=("gpt --init-from $out/gpt")
 for k in 1 3; do  # the curve: BERT after ~10 M and ~30 M tokens
-  f=$out/bert/step-$((k * snapshot)).safetensors
+  f=$out/bert/step-$(printf %06d $((k * snapshot))).safetensors
   [ -f "$f" ] && rows+=("bert-$((k * 10))M --init-from $f")
 done
 : >"$out/results.jsonl"

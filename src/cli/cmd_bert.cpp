@@ -79,18 +79,7 @@ void add_bert_fill(CLI::App* bert, std::function<int()>& run) {
 
 Run add_bert(CLI::App& app) {
   CLI::App* bert = app.add_subcommand("bert", "the BERT masked-LM encoder: pre-training and filling in [MASK]");
-  bert->require_subcommand(1);
-  auto runs = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
-  for (auto add : {add_bert_pretrain, add_bert_fill}) {
-    std::function<int()> run;
-    add(bert, run);
-    runs->emplace_back(bert->get_subcommands({}).back(), std::move(run));
-  }
-  return [runs]() {
-    for (auto& [sub, run] : *runs)
-      if (sub->parsed()) return run();
-    return 1;
-  };
+  return subcommand_group(bert, {add_bert_pretrain, add_bert_fill});
 }
 
 }  // namespace potop::cli

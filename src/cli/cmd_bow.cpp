@@ -75,18 +75,7 @@ void add_bow_eval_moved(CLI::App* bow, std::function<int()>& run) {
 
 Run add_bow(CLI::App& app) {
   CLI::App* bow = app.add_subcommand("bow", "the bigram + attention bag-of-words language model (word level)");
-  bow->require_subcommand(1);
-  auto runs = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
-  for (auto add : {add_bow_train, add_bow_attention, add_bow_eval_moved}) {
-    std::function<int()> run;
-    add(bow, run);
-    runs->emplace_back(bow->get_subcommands({}).back(), std::move(run));
-  }
-  return [runs]() {
-    for (auto& [sub, run] : *runs)
-      if (sub->parsed()) return run();
-    return 1;
-  };
+  return subcommand_group(bow, {add_bow_train, add_bow_attention, add_bow_eval_moved});
 }
 
 }  // namespace potop::cli

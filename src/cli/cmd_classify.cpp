@@ -279,18 +279,8 @@ void add_classify_attention(CLI::App* parent, std::function<int()>& run) {
 
 Run add_classify(CLI::App& app) {
   CLI::App* classify = app.add_subcommand("classify", "text classifiers: fine-tune a GPT or BERT body, or train from scratch");
-  classify->require_subcommand(1);
-  auto runs = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
-  for (auto add : {add_classify_train, add_classify_eval, add_classify_predict, add_classify_attention}) {
-    std::function<int()> run;
-    add(classify, run);
-    runs->emplace_back(classify->get_subcommands({}).back(), std::move(run));
-  }
-  return [runs]() {
-    for (auto& [sub, run] : *runs)
-      if (sub->parsed()) return run();
-    return 1;
-  };
+  return subcommand_group(classify,
+                          {add_classify_train, add_classify_eval, add_classify_predict, add_classify_attention});
 }
 
 }  // namespace potop::cli

@@ -3,10 +3,17 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <initializer_list>
 
 namespace potop::cli {
 
 using Run = std::function<int()>;
+
+// A command of subcommands (potop bow train | attention, potop bert pretrain | fill, ...): each
+// adder adds one subcommand to `group` and sets `run` to what runs it; the result runs the one
+// that was parsed.
+using AddSubcommand = void (*)(CLI::App* group, Run& run);
+Run subcommand_group(CLI::App* group, std::initializer_list<AddSubcommand> adders);
 
 Run add_train(CLI::App& app);
 Run add_sample(CLI::App& app);

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/safetensors.h"
+#include "nn/parameters.h"
 #include "support/testing.h"
 
 namespace potop::testing {
@@ -122,6 +124,24 @@ class DiffReport {
 inline std::vector<float> f32_vector(const SafetensorsFile& file, const std::string& name) {
   auto s = file.f32(name);
   return {s.begin(), s.end()};
+}
+
+// A model's init made so that a wrong kernel cannot pass a parity test by accident: matrices and
+// embeddings (init normal) scaled by 8 — at std 0.02 a small model is nearly linear and attention
+// nearly uniform, which would hide a wrong scale or mask — and biases and LayerNorm gains moved
+// by N(0, 0.1), which would show a bias never added. `unscaled` names tensors kept at their init's
+// scale (a table the paper scales by √C on input).
+inline void spread_init(ParameterSet& params, uint64_t seed, const std::vector<std::string>& unscaled = {}) {
+  Rng rng(seed + 1000);
+  for (const TensorSpec& spec : params.layout().specs()) {
+    float* w = params.values().at(spec);
+    const bool normal = spec.init.kind == TensorInit::Kind::kNormal;
+    if (normal && std::find(unscaled.begin(), unscaled.end(), spec.name) != unscaled.end()) continue;
+    for (size_t i = 0; i < spec.numel; ++i) {
+      if (normal) w[i] *= 8.0f;
+      else w[i] += static_cast<float>(0.1 * rng.normal());
+    }
+  }
 }
 
 }  // namespace potop::testing
