@@ -1,8 +1,7 @@
 // The model config of a fine-tuning run (--init-from): the base model's. A shape flag given with
 // another value is refused — the weights could not be used — and the others (dropout, label
 // smoothing: not part of the shape) are the run's own when given. Written for any config with a
-// field list; the encoder-decoder's `translate train --init-from` uses it (the GPT's trainer has
-// its own copy, models/gpt/gpt_trainer.cpp, which can move here).
+// field list: `potop train --init-from` (the GPT) and `translate train --init-from` use it.
 #pragma once
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -1,61 +1,17 @@
 #include "models/gpt/gpt_trainer.h"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <optional>
 
 #include "checkpoint/model_dir.h"
-#include "checkpoint/train_state.h"
 #include "core/error.h"
-#include "core/file_io.h"
-#include "core/hash.h"
-#include "core/profile.h"
-#include "core/threads.h"
-#include "data/dataset.h"
-#include "data/prepared_data.h"
-#include "data/text_file.h"
-#include "data/token_corpus.h"
-#include "kernels/gemm.h"
 #include "models/gpt/gpt.h"
-#include "tokenizer/char_tokenizer.h"
+#include "models/gpt/token_data.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
-#include "tokenizer/word_tokenizer.h"
-#include "train/evaluate.h"
+#include "train/fine_tune.h"
 #include "train/run_kit.h"
 #include "train/window_batches.h"
-#include "models/gpt/token_data.h"
-#include "models/word2vec/init_embeddings.h"
 
 namespace potop {
-
-namespace {
-
-// The model of a fine-tuning run: the base model's shape. A shape flag given with another value
-// is refused (the weights could not be used); dropout is the run's own when given.
-GPTConfig fine_tuned_config(const GPTConfig& base, const GPTConfig& requested, const std::vector<std::string>& given,
-                            const std::string& init_from) {
-  GPTConfig config = base, want = requested;
-  const std::vector<Field> have = gpt_fields(config), asked = gpt_fields(want);
-  const nlohmann::json a = to_json(config), b = to_json(want);
-  std::string refused;
-  for (size_t i = 0; i < have.size(); ++i) {
-    const bool is_given = std::find(given.begin(), given.end(), have[i].name) != given.end();
-    if (!is_given) continue;
-    const std::string key = have[i].json_key();
-    if (have[i].shape && a[key] != b[key])
-      refused += (refused.empty() ? "" : ", ") + ("--" + have[i].name + " " + b[key].dump() + " (the model has " +
-                                                   a[key].dump() + ")");
-    else copy_value(asked[i], have[i]);
-  }
-  if (!refused.empty())
-    throw Error("--init-from " + init_from + ": cannot change " + refused +
-                ": fine-tuning keeps the model's shape; drop the flag");
-  return config;
-}
-
-}  // namespace
 
 TrainResult train(const TrainOptions& requested, std::FILE* log, const RunControl& control) {
   RunKit kit(control, "gpt", "potop train", log);
@@ -65,7 +21,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const RunContro
   std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned
   TokenData data = load_token_data(options, requested, kit, [&] {
     base.emplace(load_gpt_dir(options.init_from));
-    options.model = fine_tuned_config(base->config, options.model, kit.control().given, options.init_from);
+    options.model = fine_tuned_config(base->config, options.model, kit.control().given, options.init_from, gpt_fields);
     return std::move(base->tokenizer);
   });
   const GPTConfig config = options.model_config(data.tokenizer->size());
