@@ -211,6 +211,17 @@ def load_body(init_from: str):
     return config, tensors, sp
 
 
+def load_head(path: str, shape: Tuple[int, int]) -> dict:
+    try:
+        tensors, _ = torch_gpt.load_safetensors(path)
+    except (OSError, ValueError, KeyError) as e:
+        raise Fail(f"--init-head {path}: not a readable safetensors file ({e})")
+    if tuple(tensors.get("classifier.weight", np.zeros(0)).shape) != shape or \
+            tuple(tensors.get("classifier.bias", np.zeros(0)).shape) != shape[:1]:
+        raise Fail(f"--init-head {path}: has no classifier.weight {shape} and classifier.bias ({shape[0]},)")
+    return tensors
+
+
 # ---- training --------------------------------------------------------------------------------
 
 def lr_at(step: int, a) -> float:
@@ -260,6 +271,9 @@ def parse(argv):
     p.add_argument("--classifier-dropout", type=float, default=0.1)
     p.add_argument("--threads", type=int, default=0, help="0: torch's default")
     p.add_argument("--log-interval", type=int, default=10)
+    p.add_argument("--init-head", default="", help="a potop classifier checkpoint (.safetensors) whose "
+                   "classifier.weight/bias start the head instead of a fresh draw: with no dropout the run then "
+                   "follows potop's step by step (a check of the recipe)")
     a = p.parse_args(argv)
     for name in ("epochs", "batch_size"):
         if getattr(a, name) <= 0:
@@ -311,6 +325,10 @@ def main(argv) -> int:
     with torch.no_grad():  # potop's head init: N(0, 0.02) weights, zero bias
         model.classifier.weight.normal_(0.0, 0.02)
         model.classifier.bias.zero_()
+        if a.init_head:
+            head = load_head(a.init_head, tuple(model.classifier.weight.shape))
+            model.classifier.weight.copy_(torch.from_numpy(head["classifier.weight"].astype(np.float32)))
+            model.classifier.bias.copy_(torch.from_numpy(head["classifier.bias"].astype(np.float32)))
     # lm_head.bias is the masked-LM head's: loaded with the body, unused by the classifier.
     params = [(n, p) for n, p in model.named_parameters() if n != "body.lm_head.bias"]
     model.body.lm_head.bias.requires_grad_(False)
