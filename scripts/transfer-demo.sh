@@ -14,6 +14,7 @@
 #  3. with GPT=1 (the default), a GPT of the same shape on the same corpus for the same time;
 #  4. fine-tuning on SST-2 and TREC (potop classify train), each seed of SEEDS: from scratch, from
 #     BERT ([CLS] head), from the GPT (last-token head), and from each BERT snapshot;
+#     with TORCH=1, also from BERT in PyTorch (scripts/torch_classify.py, the same recipe);
 #  5. $OUT/results.jsonl (one line per fine-tuned model: its dev accuracy) and $OUT/results.md (mean
 #     ± sd over the seeds per row and task), printed at the end.
 # Writes $OUT/bert, $OUT/gpt, $OUT/sst2 and $OUT/trec (the BERT-initialised classifiers of the
@@ -34,6 +35,10 @@ for t in $tasks; do
     [ -f "$classify_data/$t-$s.tsv" ] || { echo "transfer-demo: needs $classify_data/$t-$s.tsv" >&2; exit 1; }
   done
 done
+if [ "${TORCH:-0}" = 1 ] && ! /usr/bin/python3 -c "import torch, numpy, sentencepiece" 2>/dev/null; then
+  echo "transfer-demo: TORCH=1 needs /usr/bin/python3 with torch, numpy and sentencepiece (python3-sentencepiece)" >&2
+  exit 1
+fi
 mkdir -p "$out/runs"
 log() { echo "transfer-demo: $*" >&2; }
 
@@ -103,6 +108,17 @@ for task in $tasks; do
         tee -a "$out/results.jsonl" >&2
     done
   done
+  if [ "${TORCH:-0}" = 1 ]; then  # the reference: the same BERT fine-tuned in PyTorch with the same recipe
+    for seed in $seeds; do
+      dir=$out/runs/$task-torch-bert-$seed
+      start=$SECONDS
+      acc=$(/usr/bin/python3 scripts/torch_classify.py --init-from "$out/bert" --data "$classify_data/$task-train.tsv" \
+        --dev "$classify_data/$task-dev.tsv" --out "$dir" "${TUNE[@]}" --seed "$seed" 2>"$dir.log" |
+        sed -n 's/.*"dev_accuracy": *\([0-9.eE+-]*\).*/\1/p')
+      echo "{\"task\":\"$task\",\"row\":\"torch-bert\",\"seed\":$seed,\"dev_accuracy\":$acc,\"seconds\":$((SECONDS - start))}" |
+        tee -a "$out/results.jsonl" >&2
+    done
+  fi
   rm -rf "${out:?}/$task"
   cp -r "$out/runs/$task-bert-${seeds%% *}" "$out/$task"
 done
