@@ -124,8 +124,9 @@ class EpochBatches:
 
 # ---- data ------------------------------------------------------------------------------------
 
-def read_tsv(path: str, flag: str) -> List[Tuple[str, str]]:
-    """label<TAB>text lines as potop's read_labelled_tsv reads them (BOM, CRLF, blank lines)."""
+def read_tsv(path: str, flag: str) -> List[Tuple[str, str, int]]:
+    """(label, text, line number) of label<TAB>text lines as potop's read_labelled_tsv reads them
+    (BOM, CRLF, blank lines)."""
     try:
         with open(path, "rb") as f:
             text = f.read().decode("utf-8")
@@ -142,7 +143,7 @@ def read_tsv(path: str, flag: str) -> List[Tuple[str, str]]:
         label, tab, body = row.partition("\t")
         if not tab or not label.strip(" ") or not body.strip(" \t"):
             raise Fail(f"--{flag} {path}:{n}: expected label<TAB>text")
-        out.append((label, body))
+        out.append((label, body, n))
     if not out:
         raise Fail(f"--{flag} {path}: no examples (expected label<TAB>text lines)")
     return out
@@ -296,23 +297,23 @@ def main(argv) -> int:
         torch.set_num_threads(a.threads)
     config, tensors, sp = load_body(a.init_from)
     train, dev = read_tsv(a.data, "data"), read_tsv(a.dev, "dev")
-    labels = sorted({label for label, _ in train})
+    labels = sorted({label for label, _, _ in train})
     if len(labels) < 2:
         raise Fail(f"--data {a.data}: every example has the label '{labels[0]}'; a classifier needs two classes")
     index = {label: k for k, label in enumerate(labels)}
-    for n, (label, _) in enumerate(dev, 1):
+    for label, _, n in dev:
         if label not in index:
-            raise Fail(f"--dev {a.dev}: example {n}: label '{label}' was never seen in training")
+            raise Fail(f"--dev {a.dev}:{n}: label '{label}' was never seen in training (the classes: {', '.join(labels)})")
     body = dict(torch_bert.model_config(config))
     if body["vocab_size"] != sp.get_piece_size() + 1:
         raise Fail(f"--init-from {a.init_from}: vocab_size {body['vocab_size']} is not the tokenizer's "
                    f"{sp.get_piece_size()} + [MASK]")
     if a.dropout is not None:
         body["dropout"] = a.dropout
-    train_rows, train_cut = encode_rows(sp, [t for _, t in train], body["block_size"], a.data)
-    dev_rows, dev_cut = encode_rows(sp, [t for _, t in dev], body["block_size"], a.dev)
-    train_classes = [index[label] for label, _ in train]
-    dev_classes = [index[label] for label, _ in dev]
+    train_rows, train_cut = encode_rows(sp, [t for _, t, _ in train], body["block_size"], a.data)
+    dev_rows, dev_cut = encode_rows(sp, [t for _, t, _ in dev], body["block_size"], a.dev)
+    train_classes = [index[label] for label, _, _ in train]
+    dev_classes = [index[label] for label, _, _ in dev]
 
     B = a.batch_size
     per_epoch = (len(train) + B - 1) // B
