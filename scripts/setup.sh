@@ -32,6 +32,8 @@ packages=(
   # the English pre-training corpus (scripts/pretrain-corpus.sh, docs/transfer.md): WordNet's
   # glosses, the King James Bible (its text and the program that decompresses it), the fortunes
   wordnet-base bible-kjv bible-kjv-text fortunes-min fortunes
+  # the PyTorch fine-tuning reference (scripts/torch_classify.py) reads potop's tokenizer.model
+  python3-sentencepiece
 )
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
