@@ -51,5 +51,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # playwright-core for the studio's browser test: the version pinned in tests/browser/package-lock.json
-# (it drives Debian's chromium; no browser is downloaded).
+# (it drives Debian's chromium; no browser is downloaded). OpenAI's Node SDK, the client the serve
+# tests use: the version pinned in tests/clients/package-lock.json.
 (cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)
+(cd "$(dirname "$0")/../tests/clients" && npm ci --no-audit --no-fund --silent)

@@ -1,23 +1,34 @@
-// potop studio: a playground, an attention explorer and a surprisal view, talking to the
-// server's own API (/v1/completions, /v1/attention). No libraries, no network beyond the server.
+// potop studio: for a GPT a playground, an attention explorer and a surprisal view; for a BERT the
+// masked-word fill and the attention explorer; for a classifier its labels and what [CLS] attends
+// to. It talks to the server's own API (/v1/completions, /v1/attention, /v1/fill-mask,
+// /v1/classify) and shows the views /v1/models lists. No libraries, no network beyond the server.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const tooltip = $("tooltip");
 
 // ---------- tabs ----------
-for (const tab of document.querySelectorAll(".tab")) {
-  tab.addEventListener("click", () => {
-    document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
-    document.querySelectorAll(".view").forEach((v) => v.classList.toggle("active", v.id === tab.dataset.view));
-  });
+function showView(name) {
+  document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.dataset.view === name));
+  document.querySelectorAll(".view").forEach((v) => v.classList.toggle("active", v.id === name));
+}
+for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showView(tab.dataset.view));
+
+// The views this model's kind has (a GPT's when the server does not say), the first one open.
+function showTabs(views) {
+  for (const tab of document.querySelectorAll(".tab")) tab.hidden = !views.includes(tab.dataset.view);
+  showView(views[0]);
 }
 
+let modelMeta = {};
 fetch("v1/models").then((r) => r.json()).then((j) => {
   const m = j.data[0];
-  $("model-name").textContent = `${m.id}: ${m.meta.n_layer} layers × ${m.meta.n_head} heads, ` +
+  modelMeta = m.meta;
+  const kind = m.meta.kind && m.meta.kind !== "gpt" ? `${m.meta.kind}, ` : "";
+  $("model-name").textContent = `${m.id}: ${kind}${m.meta.n_layer} layers × ${m.meta.n_head} heads, ` +
     `${m.meta.n_embd} wide, context ${m.meta.block_size}, ${m.meta.tokenizer} tokens`;
-}).catch(() => {});
+  showTabs(m.meta.views || ["playground", "attention", "surprisal"]);
+}).catch(() => showTabs(["playground", "attention", "surprisal"]));
 
 // ---------- shared helpers ----------
 function showTooltip(event, text) {
@@ -156,27 +167,47 @@ $("cancel").addEventListener("click", () => controller && controller.abort());
 let att = null, selected = 0;
 const attColour = (w) => `rgba(30, 90, 200, ${Math.min(1, 0.05 + 0.95 * w)})`;
 
-async function loadAttention() {
-  const view = $("att-view");
-  const response = await fetch("v1/attention?text=" + encodeURIComponent($("att-text").value));
-  if (!response.ok) { view.textContent = "error: " + (await errorMessage(response)); att = null; return; }
-  att = await response.json();
-  selected = att.tokens.length - 1;
-  const layer = $("att-layer"), head = $("att-head");
+// The attention of a text: {tokens, n_layer, n_head, causal, focus, attention}, or an error.
+async function fetchAttention(text) {
+  const response = await fetch("v1/attention", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text }),
+  });
+  if (!response.ok) throw new Error(await errorMessage(response));
+  return response.json();
+}
+
+// Fills a layer select (the last layer chosen) and a head select ("average" first) for a map.
+function layerAndHeadOptions(layer, head, map) {
   layer.innerHTML = "";
-  for (let l = 0; l < att.n_layer; ++l) layer.add(new Option(`${l}`, l));
+  for (let l = 0; l < map.n_layer; ++l) layer.add(new Option(`${l}`, l));
   head.innerHTML = "";
   head.add(new Option("average", -1));
-  for (let h = 0; h < att.n_head; ++h) head.add(new Option(`${h}`, h));
+  for (let h = 0; h < map.n_head; ++h) head.add(new Option(`${h}`, h));
+}
+
+async function loadAttention() {
+  const view = $("att-view");
+  try {
+    att = await fetchAttention($("att-text").value);
+  } catch (e) {
+    view.textContent = "error: " + e.message; att = null; return;
+  }
+  // The query the model's output is read from: a GPT's last token, [CLS], a [MASK].
+  selected = att.focus ?? att.tokens.length - 1;
+  layerAndHeadOptions($("att-layer"), $("att-head"), att);
+  $("att-layer").value = 0;
+  $("att-sees").textContent = att.causal === false ? "(it sees every token, before and after it)" : "(it sees only those before it)";
   drawAttention();
 }
 
-// weights(l, h)[i][j]: the weight query i gives key j (rows stop at the diagonal); h = -1 averages heads.
-function weights(l, h) {
-  if (h >= 0) return att.attention[l][h];
-  const heads = att.attention[l];
+// weights(map, l, h)[i][j]: the weight query i gives key j (a causal model's rows stop at the
+// diagonal, an encoder's hold every key); h = -1 averages heads.
+function weightsOf(map, l, h) {
+  if (h >= 0) return map.attention[l][h];
+  const heads = map.attention[l];
   return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, hd) => s + hd[i][j], 0) / heads.length));
 }
+const weights = (l, h) => weightsOf(att, l, h);
 
 const SVG = "http://www.w3.org/2000/svg";
 function svgElement(name, attrs) {
@@ -195,7 +226,7 @@ function drawAttention() {
   const rowH = 22, left = 150, right = 450, height = T * rowH + 20;
   const svg = svgElement("svg", { width: 620, height, id: "att-lines" });
   const row = W[selected];
-  for (let j = 0; j <= selected; ++j) {
+  for (let j = 0; j < row.length; ++j) {
     svg.appendChild(svgElement("line", {
       x1: left + 6, y1: 14 + selected * rowH, x2: right - 6, y2: 14 + j * rowH,
       stroke: attColour(row[j]), "stroke-width": 1 + 7 * row[j], class: "att-line", "data-weight": row[j].toFixed(4),
@@ -207,7 +238,7 @@ function drawAttention() {
       label.textContent = visible(t);
       if (i === selected && side === "query") label.classList.add("selected");
       label.addEventListener("click", () => { selected = i; drawAttention(); });
-      if (side === "key" && i <= selected) {
+      if (side === "key" && i < row.length) {
         label.addEventListener("mousemove", (e) => showTooltip(e, `${visible(att.tokens[selected])} → ${visible(t)}: ${row[i].toFixed(3)}`));
         label.addEventListener("mouseleave", hideTooltip);
       }
@@ -229,7 +260,7 @@ function drawHeatmap(view, W, T) {
     const k = svgElement("text", { x: margin + cell * i + cell / 2, y: margin - 6, "text-anchor": "middle" });
     k.textContent = visible(att.tokens[i]);
     svg.appendChild(k);
-    for (let j = 0; j <= i; ++j) {
+    for (let j = 0; j < W[i].length; ++j) {
       const rect = svgElement("rect", { x: margin + cell * j, y: margin + cell * i, width: cell, height: cell,
                                         fill: attColour(W[i][j]), class: "cell" });
       rect.addEventListener("mousemove", (e) => showTooltip(e, `${visible(att.tokens[i])} → ${visible(att.tokens[j])}: ${W[i][j].toFixed(3)}`));
@@ -266,3 +297,100 @@ async function score() {
   status.textContent = counted ? `${counted} tokens scored, mean surprisal ${(total / counted).toFixed(3)} bits per token` : "";
 }
 $("sur-run").addEventListener("click", score);
+
+// ---------- fill mask (a BERT) ----------
+// One row of a bar chart: a label, a bar as long as p / scale (the chart's largest p, or 1), the
+// percentage.
+function barRow(container, label, p, best, title, scale = 1) {
+  const name = document.createElement("span");
+  name.textContent = label;
+  if (title) name.title = title;
+  const bar = document.createElement("div");
+  bar.className = "bar";
+  bar.style.width = `${Math.max(0.5, 100 * p / scale)}%`;
+  const value = document.createElement("span");
+  value.textContent = `${(100 * p).toFixed(1)}%`;
+  if (best) name.classList.add("best"), value.classList.add("best");
+  container.append(name, bar, value);
+}
+
+async function fillMask() {
+  const out = $("fill-output"), status = $("fill-status");
+  out.textContent = "";
+  status.textContent = "";
+  const response = await fetch("v1/fill-mask", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ text: $("fill-text").value, top_k: numberField("fill-k") }),
+  });
+  if (!response.ok) { status.textContent = "error: " + (await errorMessage(response)); return; }
+  const masks = (await response.json()).masks;
+  masks.forEach((fills, m) => {
+    const title = document.createElement("h3");
+    title.textContent = masks.length > 1 ? `[MASK] ${m + 1}` : "[MASK]";
+    const bars = document.createElement("div");
+    bars.className = "bars fill-bars";
+    fills.forEach((f, i) => barRow(bars, visible(f.token_str), f.score, i === 0, f.sequence, fills[0].score));
+    out.append(title, bars);
+  });
+  status.textContent = "bars relative to the likeliest fill; hover a token for the text with it in place";
+}
+$("fill-run").addEventListener("click", fillMask);
+$("fill-attention").addEventListener("click", () => {
+  $("att-text").value = $("fill-text").value;
+  showView("attention");
+  loadAttention();
+});
+
+// ---------- classify (a classifier) ----------
+let clsAtt = null;
+
+async function classify() {
+  const out = $("cls-output"), status = $("cls-status"), text = $("cls-text").value;
+  out.textContent = "";
+  status.textContent = "";
+  const response = await fetch("v1/classify", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ input: text }),
+  });
+  if (!response.ok) { status.textContent = "error: " + (await errorMessage(response)); return; }
+  const answer = (await response.json()).data[0];
+  const bars = document.createElement("div");
+  bars.className = "bars cls-bars";
+  Object.entries(answer.probabilities).sort((a, b) => b[1] - a[1])
+    .forEach(([label, p]) => barRow(bars, label, p, label === answer.label));
+  out.appendChild(bars);
+  try {
+    clsAtt = await fetchAttention(text);
+  } catch (e) {
+    status.textContent = "attention: " + e.message; clsAtt = null; return;
+  }
+  layerAndHeadOptions($("cls-layer"), $("cls-head"), clsAtt);
+  $("cls-layer").value = clsAtt.n_layer - 1;
+  drawFocus();
+}
+
+// The text's tokens shaded by the weight the pooled query ([CLS], or the last token) gives each,
+// in one layer and head (or the heads' average); mean pooling reads every row: their mean.
+function drawFocus() {
+  if (!clsAtt) return;
+  const W = weightsOf(clsAtt, Number($("cls-layer").value), Number($("cls-head").value));
+  const T = clsAtt.tokens.length, mean = modelMeta.pooling === "mean";
+  const w = mean ? clsAtt.tokens.map((_, j) => W.reduce((s, row) => s + (row[j] || 0), 0) / T) : W[clsAtt.focus];
+  const top = Math.max(...w);
+  const who = mean ? "every token (mean pooling)" : visible(clsAtt.tokens[clsAtt.focus]);
+  $("cls-focus-title").textContent = `What ${who} attends to`;
+  const view = $("cls-focus");
+  view.textContent = "";
+  clsAtt.tokens.forEach((t, j) => {
+    const span = document.createElement("span");
+    span.className = "tok focus-tok";
+    span.textContent = t;
+    span.style.background = attColour(top > 0 ? w[j] / top : 0);
+    span.dataset.weight = w[j];
+    span.addEventListener("mousemove", (e) => showTooltip(e, `${visible(t)}: ${w[j].toFixed(3)}`));
+    span.addEventListener("mouseleave", hideTooltip);
+    view.appendChild(span);
+  });
+  $("cls-focus-title").hidden = view.hidden = false;
+}
+$("cls-run").addEventListener("click", classify);
+for (const id of ["cls-layer", "cls-head"]) $(id).addEventListener("change", drawFocus);

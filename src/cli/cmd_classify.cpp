@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/classifier_attention.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "cli/train_command.h"
@@ -25,6 +24,7 @@
 #include "models/classifier/classifier_kind.h"
 #include "models/classifier/classifier_trainer.h"
 #include "report/attention_map.h"
+#include "report/encoder_attention.h"
 #include "tokenizer/utf8.h"
 
 namespace potop::cli {
@@ -51,28 +51,9 @@ LoadedClassifier load_classifier(const ModelArgs& a) {
   return load_classifier_dir(a.model, a.checkpoint);
 }
 
-// Class probabilities (n, K) of texts, in batches.
+// Class probabilities (n, K) of texts.
 std::vector<float> probabilities(LoadedClassifier& m, const EncodedTexts& texts) {
-  const int K = m.config.n_classes(), B = 32;
-  std::vector<float> p(texts.rows.size() * size_t(K));
-  RowBatch batch;
-  std::vector<int> index;
-  for (size_t first = 0; first < texts.rows.size(); first += B) {
-    const int count = int(std::min(texts.rows.size() - first, size_t(B)));
-    index.resize(size_t(count));
-    for (int i = 0; i < count; ++i) index[size_t(i)] = int(first) + i;
-    m.model->forward(batch.fill(texts.rows, nullptr, index.data(), count), Pass{});
-    const float* logits = m.model->logits();
-    for (int i = 0; i < count; ++i) {  // softmax
-      const float* z = logits + size_t(i) * K;
-      float* out = p.data() + (first + size_t(i)) * K;
-      const float top = *std::max_element(z, z + K);
-      double sum = 0;
-      for (int k = 0; k < K; ++k) sum += out[k] = std::exp(z[k] - top);
-      for (int k = 0; k < K; ++k) out[k] = float(out[k] / sum);
-    }
-  }
-  return p;
+  return class_probabilities(*m.model, texts.rows);
 }
 
 int argmax(const float* p, int K) { return int(std::max_element(p, p + K) - p); }
@@ -201,7 +182,7 @@ struct AttentionArgs {
 int classify_attention(const AttentionArgs& a) {
   LoadedClassifier m = load_classifier(a.model);
   const ClassifierConfig& c = m.config;
-  const ClassifierMaps pictures = classifier_attention_maps(m, a.text);
+  const EncoderMaps pictures = classifier_attention_maps(m, a.text);
   const std::vector<int>& row = pictures.ids;
   EncodedTexts encoded;
   encoded.rows = {row};

@@ -4,7 +4,6 @@
 
 #include "checkpoint/model_dir.h"
 #include "cli/bow_attention.h"
-#include "cli/classifier_attention.h"
 #include "cli/translation_pages.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
@@ -12,8 +11,8 @@
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "report/attention_map.h"
+#include "report/encoder_attention.h"
 #include "models/bert/bert_kind.h"
-#include "models/bert/fill_mask.h"
 #include "models/bow/bow_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
@@ -80,29 +79,12 @@ Run add_attention(CLI::App& app) {
     }
     if (loaded.kind == &bert_kind()) {  // bidirectional: [CLS] text [SEP], a [MASK] allowed
       LoadedBert m = loaded_as<Bert, BertConfig>(std::move(loaded));
-      std::vector<int> masks;
-      const std::vector<int> ids = bert_input_ids(*m.tokenizer, m.config, a->prompt, masks);
-      Bert& bert = *m.model;
-      int length = 0;  // outlives the forward: bert.attention(l) reads the lengths of the last one
-      const SelfAttentionMaps maps{
-          m.config.n_layer, m.config.n_head, m.config.block_size, /*causal=*/false,
-          [&](const std::vector<int>& x) {
-            length = int(x.size());
-            Batch batch{{1, length}, x.data(), nullptr};
-            batch.lengths = &length;
-            bert.forward(batch, Pass{});
-          },
-          [&](int l) { return bert.attention(l); },
-          [&](int id) {  // [CLS] and [SEP] decode to nothing: name them as BERT does
-            if (id == kBosId) return std::string("[CLS]");
-            if (id == kEosId) return std::string("[SEP]");
-            return id == mask_id(m.config) ? std::string(kMaskText) : token_label(*m.tokenizer, id);
-          }};
-      return write_attention_page(attention_html(maps, ids, a->layer, a->head), m, a->out, dir);
+      const EncoderMaps b = bert_attention_maps(m, a->prompt);
+      return write_attention_page(attention_html(b.maps, b.ids, a->layer, a->head), m, a->out, dir);
     }
     if (loaded.kind == &classifier_kind()) {  // the body's self-attention on the row it classifies
       LoadedClassifier m = loaded_as<Classifier, ClassifierConfig>(std::move(loaded));
-      const ClassifierMaps c = classifier_attention_maps(m, a->prompt);
+      const EncoderMaps c = classifier_attention_maps(m, a->prompt);
       return write_attention_page(attention_html(c.maps, c.ids, a->layer, a->head), m, a->out, dir);
     }
     if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");

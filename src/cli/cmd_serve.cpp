@@ -39,8 +39,8 @@ Run add_serve(CLI::App& app) {
   serve::Limits& limit_flags = flags.limits;
   add_model_options(cmd, a->model);
   cmd->get_option("--threads")
-      ->description("threads of the batcher's forward passes (0 = half the cores, at least 1; the other cores "
-                    "serve the connections)");
+      ->description("threads of the model's forward passes (a GPT's batcher; a BERT's or a classifier's requests, "
+                    "one at a time) (0 = half the cores, at least 1; the other cores serve the connections)");
   cmd->add_option("--host", flags.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", flags.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
   cmd->add_option("--slots", flags.slots, "generations that run at once, decoded together in one batch, each with its "
@@ -79,7 +79,9 @@ Run add_serve(CLI::App& app) {
     check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
-    LoadedGpt m = load_gpt(a->model);
+    LoadedModel m = load_model(a->model);
+    if (!serve::servable(*m.kind))
+      throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT or a classifier (the kinds potop serve answers)");
     announce(m);
     // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
     // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting
@@ -87,7 +89,13 @@ Run add_serve(CLI::App& app) {
     // gave a quarter of 1 thread's tokens/s (docs/serve.md, "Threads").
     o.threads = a->model.threads > 0 ? a->model.threads : std::max(1, hardware_threads() / 2);
 
-    serve::Server server(m, o);
+    // A GPT's generations are batched; a BERT's or a classifier's requests run one at a time.
+    const std::string how = m.kind->name == "gpt" ? "batches of up to " + std::to_string(o.slots) + ", " +
+                                                        std::to_string(o.threads) + " threads, queue " +
+                                                        std::to_string(o.queue)
+                                                  : m.kind->noun + ": one request at a time, " +
+                                                        std::to_string(o.threads) + " threads";
+    serve::Server server(std::move(m), o);
     std::signal(SIGPIPE, SIG_IGN);  // a client that left is a failed write, never the end of the server
     stop_on_signal();
     std::atomic<bool> done{false};
@@ -97,8 +105,7 @@ Run add_serve(CLI::App& app) {
     });
     try {
       server.run([&](int port) {
-        std::fprintf(stderr, "serve: listening on http://%s:%d (batches of up to %d, %d threads, queue %d)\n",
-                     o.host.c_str(), port, o.slots, o.threads, o.queue);
+        std::fprintf(stderr, "serve: listening on http://%s:%d (%s)\n", o.host.c_str(), port, how.c_str());
       });
     } catch (...) {
       done = true;

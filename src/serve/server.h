@@ -1,10 +1,14 @@
-// `potop serve`: the HTTP server. Routes:
-//   POST /v1/completions   completion_request.h (JSON, or server-sent events with "stream")
+// `potop serve`: the HTTP server for one model of a kind it can serve (endpoints.h). Routes:
+//   POST /v1/completions   a GPT: completion_request.h (JSON, or server-sent events with "stream")
+//   POST /v1/fill-mask     a BERT: the top-k tokens for each [MASK] of a text
+//   POST /v1/embeddings    a BERT: one unit vector per text (OpenAI's shape)
+//   POST /v1/classify      a classifier: a label and the class probabilities per text
+//   GET|POST /v1/attention every kind served: tokens and layers × heads × T × T weights
 //   GET  /v1/models        the one model served
-//   GET|POST /v1/attention attention weights of a text: tokens and layers × heads × T × T
 //   GET  /health           {"status": "ok"}
 //   GET  /metrics          Prometheus text (metrics.h)
 //   GET  /                 the web studio (web/, compiled in: web_assets.h)
+// An endpoint the model's kind cannot answer is a 400 naming the kind.
 // Every client mistake is a 4xx with {"error": {"message", "type", "param"}}; a full queue is
 // 503 with Retry-After. docs/serve.md documents it all.
 #pragma once
@@ -27,9 +31,13 @@ struct ServeOptions {
   Limits limits;
 };
 
+// The kinds served: a GPT, a BERT and a classifier.
+bool servable(const ModelKind& kind);
+
 class Server {
  public:
-  Server(LoadedGpt& model, const ServeOptions& options);
+  // `model` is of a kind servable() accepts.
+  Server(LoadedModel&& model, const ServeOptions& options);
   ~Server();
   // Binds host:port and serves until stop(); on_ready(port) is called once listening. Throws
   // potop::Error when the address cannot be bound.

@@ -214,7 +214,6 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "a BERT given to sample" 1 strict "m" "kind 'bert'" "not a GPT" "bert fill" -- sample -m m -p "pan"
   expect_error "a BERT given to translate" 1 strict "m" "kind 'bert'" "not a translation model" -- translate -m m -i pairs.tsv
   expect_error "a BERT given to translate eval" 1 strict "m" "kind 'bert'" -- translate eval -m m --data pairs.tsv
-  expect_error "a BERT given to serve" 1 strict "m" "kind 'bert'" "not a GPT" -- serve -m m --port 0
   expect_error "a GPT given to bert fill" 1 strict "gpt" "not a BERT" "potop sample" -- bert fill -m gpt "a [MASK]"
   expect_error "bert fill without [MASK]" 1 strict "[MASK]" -- bert fill -m m "pan zawołał"
   expect_error "bert fill -k 0" 1 strict "--top-k" -- bert fill -m m -k 0 "pan [MASK]"

@@ -29,6 +29,26 @@ finish() {
   echo "all checks passed"
 }
 
+# start_serve <log> <potop serve flags>...: starts potop serve on a free port in the background;
+# sets PORT and SERVER_PID, or fails and finishes when it does not start.
+start_serve() {
+  local log=$1
+  shift
+  : >"$log"
+  "$POTOP" serve --port 0 "$@" 2>"$log" &
+  SERVER_PID=$!
+  PORT=
+  for _ in $(seq 1 600); do
+    PORT=$(sed -n 's|^serve: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$log")
+    [ -n "$PORT" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "potop serve did not start"
+  finish
+}
+
 # A text of about n bytes from a fixed vocabulary (Polish letters included), deterministic.
 make_corpus() {  # make_corpus <file> <words>
   local words=(kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo ojczyzno moja ty jesteś

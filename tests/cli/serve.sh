@@ -10,25 +10,13 @@ make_corpus corpus.txt 1500
 "$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
   { cat train.log >&2; fail "train exited non-zero"; finish; }
 
-# start_server <log> <flags>...: starts potop serve on a free port, on 1 thread unless
-# DEFAULT_THREADS=1; sets PORT and SERVER_PID.
+# start_server <log> <flags>...: serves the model on 1 thread unless DEFAULT_THREADS=1 (lib.sh's
+# start_serve: PORT and SERVER_PID).
 start_server() {
   local log=$1 threads=(--threads 1)
   shift
   [ "${DEFAULT_THREADS:-}" = 1 ] && threads=()
-  : >"$log"
-  "$POTOP" serve --model model --port 0 "${threads[@]}" "$@" 2>"$log" &
-  SERVER_PID=$!
-  PORT=
-  for _ in $(seq 1 600); do
-    PORT=$(sed -n 's|^serve: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$log")
-    [ -n "$PORT" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$log" >&2
-  fail "potop serve did not start"
-  finish
+  start_serve "$log" --model model "${threads[@]}" "$@"
 }
 
 # The main server: one slot and no queue, so that a second request while one runs is refused;

@@ -16,16 +16,7 @@ fi
 make_corpus corpus.txt 1500
 "$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
   { cat train.log >&2; fail "train exited non-zero"; finish; }
-: >serve.log
-"$POTOP" serve --model model --port 0 --threads 1 2>serve.log &
-SERVER_PID=$!
-PORT=
-for _ in $(seq 1 600); do
-  PORT=$(sed -n 's|^serve: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' serve.log)
-  [ -n "$PORT" ] && break
-  sleep 0.1
-done
-[ -n "$PORT" ] || { cat serve.log >&2; fail "potop serve did not start"; finish; }
+start_serve serve.log --model model --threads 1
 
 shots=${POTOP_SCREENSHOTS:-$WORK/shots}
 mkdir -p "$shots"

@@ -1,6 +1,7 @@
 #include "models/classifier/classifier_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.h"
@@ -108,6 +109,29 @@ ClassificationScores score_predictions(const std::vector<int>& truth, const std:
   s.macro_f1 = present ? s.macro_f1 / double(present) : 0.0;
   s.accuracy = s.examples ? double(s.correct) / s.examples : 0.0;
   return s;
+}
+
+std::vector<float> class_probabilities(Classifier& model, const std::vector<std::vector<int>>& rows) {
+  const int K = model.config().n_classes(), B = 32;
+  std::vector<float> p(rows.size() * size_t(K));
+  RowBatch batch;
+  std::vector<int> index;
+  for (size_t first = 0; first < rows.size(); first += B) {
+    const int count = int(std::min(rows.size() - first, size_t(B)));
+    index.resize(size_t(count));
+    std::iota(index.begin(), index.end(), int(first));
+    model.forward(batch.fill(rows, nullptr, index.data(), count), Pass{});
+    const float* logits = model.logits();
+    for (int i = 0; i < count; ++i) {  // softmax
+      const float* z = logits + size_t(i) * K;
+      float* out = p.data() + (first + size_t(i)) * K;
+      const float top = *std::max_element(z, z + K);
+      double sum = 0;
+      for (int k = 0; k < K; ++k) sum += out[k] = std::exp(z[k] - top);
+      for (int k = 0; k < K; ++k) out[k] = float(out[k] / sum);
+    }
+  }
+  return p;
 }
 
 }  // namespace potop

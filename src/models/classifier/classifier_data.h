@@ -70,6 +70,10 @@ std::optional<RowScores> score_rows(Classifier& model, const std::vector<std::ve
                                     const std::vector<int>& classes, const std::vector<int>& indices, int B,
                                     const std::function<bool()>& stop);
 
+// Class probabilities (rows, K), row-major, of token rows (encode_texts), in batches of 32 without
+// dropout: the softmax of the model's logits.
+std::vector<float> class_probabilities(Classifier& model, const std::vector<std::vector<int>>& rows);
+
 // The scores of predictions against the truth: accuracy, per-class precision, recall and F1,
 // macro-F1 (their unweighted mean over the classes that occur in the truth or the predictions,
 // as scikit-learn's average="macro"; a class never predicted has precision 0), and the confusion matrix (row: the true class, column: the predicted one).

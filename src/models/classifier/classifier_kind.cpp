@@ -22,7 +22,7 @@ const ModelKind& classifier_kind() {
       .description = "a text classifier",
       .noun = "a text classifier",
       .tokenizer = "word",
-      .commands = {"info", "attention", "classify eval", "classify predict", "classify attention"},
+      .commands = {"info", "attention", "classify eval", "classify predict", "classify attention", "serve"},
       .hint = "use potop classify eval, predict or attention (it labels texts, it does not generate them)",
       .describe = describe_classifier,
       .extra_ids = [](const nlohmann::json& j) { return j.value("extra_ids", 0); },

@@ -1,0 +1,73 @@
+// The studio of a BERT and of a classifier in Debian's chromium (playwright-core).
+// usage: node encoders.test.mjs BERT_URL CLASSIFIER_URL SCREENSHOT_DIR
+// Checks that each shows only its kind's views, the masked-word fill draws one bar per fill, its
+// attention opens on the [MASK] with lines to every token (an encoder sees both sides), and the
+// classifier's labels come with what [CLS] attends to, per layer and head; writes screenshots.
+import { chromium } from "playwright-core";
+
+const [bertUrl, classifierUrl, shots] = process.argv.slice(2);
+let failures = 0;
+function check(name, ok, detail = "") {
+  if (ok) console.log(`ok   ${name}`);
+  else { failures++; console.error(`FAIL: ${name} ${detail}`); }
+}
+const visibleTabs = (page) => page.locator(".tab:not([hidden])").allTextContents();
+
+const browser = await chromium.launch({
+  executablePath: process.env.POTOP_CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+
+  // A BERT: fill mask and attention.
+  await page.goto(bertUrl + "/");
+  await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("bert"));
+  check("bert: only its views, fill mask open", JSON.stringify(await visibleTabs(page)) === '["Fill mask","Attention"]' &&
+    (await page.isVisible("#fill-text")), JSON.stringify(await visibleTabs(page)));
+  await page.fill("#fill-text", "pan [MASK] zawołał");
+  await page.fill("#fill-k", "6");
+  await page.click("#fill-run");
+  await page.waitForSelector(".fill-bars .bar");
+  check("fill mask: one bar per fill", (await page.locator(".fill-bars .bar").count()) === 6);
+  await page.screenshot({ path: `${shots}/studio-fill-mask.png` });
+  await page.click("#fill-attention");
+  await page.waitForSelector("#att-lines");
+  const selected = await page.locator("#att-lines text.selected").textContent();
+  const tokens = await page.locator("#att-lines text.tok-query").count();
+  const lines = await page.locator("#att-lines line.att-line").count();
+  check("its attention opens on the [MASK], with a line to every token", selected === "[MASK]" && lines === tokens && tokens > 3,
+    `${selected}, ${lines} lines, ${tokens} tokens`);
+  const total = await page.locator("#att-lines line.att-line").evaluateAll((ls) => ls.reduce((s, l) => s + Number(l.dataset.weight), 0));
+  check("the lines' weights sum to 1", Math.abs(total - 1) < 0.01, total);
+  check("says an encoder sees both sides", (await page.textContent("#att-sees")).includes("before and after"));
+  await page.screenshot({ path: `${shots}/studio-bert-attention.png` });
+  await page.selectOption("#att-mode", "heatmap");
+  check("heat map: T × T cells", (await page.locator("#att-heatmap rect.cell").count()) === tokens * tokens);
+
+  // A classifier: its labels and what [CLS] attends to.
+  await page.goto(classifierUrl + "/");
+  await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("classifier"));
+  check("classifier: only its views, classify open", JSON.stringify(await visibleTabs(page)) === '["Classify","Attention"]' &&
+    (await page.isVisible("#cls-text")), JSON.stringify(await visibleTabs(page)));
+  await page.fill("#cls-text", "kmicic dobry pan");
+  await page.click("#cls-run");
+  await page.waitForSelector("#cls-focus .focus-tok");
+  check("classify: a bar per label", (await page.locator(".cls-bars .bar").count()) === 2);
+  check("what [CLS] attends to", (await page.textContent("#cls-focus-title")).includes("[CLS]"));
+  const focus = await page.locator("#cls-focus .focus-tok").allTextContents();
+  check("every token of [CLS] text [SEP] shaded", focus[0] === "[CLS]" && focus[focus.length - 1] === "[SEP]", JSON.stringify(focus));
+  const layers = await page.locator("#cls-layer option").count();
+  const before = await page.locator("#cls-focus .focus-tok").evaluateAll((s) => s.map((e) => e.dataset.weight).join());
+  await page.selectOption("#cls-layer", "0");
+  await page.selectOption("#cls-head", "0");
+  const after = await page.locator("#cls-focus .focus-tok").evaluateAll((s) => s.map((e) => e.dataset.weight).join());
+  check("per layer and head: choosing another redraws", layers >= 1 && before !== after, `${before} / ${after}`);
+  await page.screenshot({ path: `${shots}/studio-classify.png` });
+  check("no script errors", errors.length === 0, errors.join("; "));
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# potop serve of a BERT and of a classifier: a tiny BERT pre-trained and a classifier fine-tuned
+# from it in the test, each served on a free port; tests/cli/serve_encoders_api.py checks every
+# endpoint against the command line, then OpenAI's Node SDK (tests/clients) and the studio in
+# chromium (tests/browser) use them; SIGTERM stops both cleanly.
+POTOP=$1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
+
+make_corpus text.txt 3000
+"$POTOP" tokenizer train --kind bpe --vocab-size 300 --data text.txt --out tok >/dev/null 2>tok.log ||
+  { fail "tokenizer train: $(cat tok.log)"; finish; }
+SHAPE=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --threads 1)
+"$POTOP" bert pretrain --data text.txt --tokenizer tok "${SHAPE[@]}" --out bert --steps 20 --eval-interval 20 \
+  --eval-iters 2 >/dev/null 2>bert.log || { fail "bert pretrain: $(cat bert.log)"; finish; }
+# label<TAB>text: "good" texts hold the word dobry, "bad" ones zły.
+/usr/bin/python3 - <<'PY'
+import random
+rng = random.Random(1)
+filler = "kmicic ruszył z kopyta a pan zagłoba zawołał żywo".split()
+for path, n in (("train.tsv", 200), ("dev.tsv", 40)):
+    with open(path, "w") as f:
+        for _ in range(n):
+            label = rng.choice(["good", "bad"])
+            words = [rng.choice(filler) for _ in range(rng.randint(2, 5))]
+            words.insert(rng.randint(0, len(words)), "dobry" if label == "good" else "zły")
+            f.write(f"{label}\t{' '.join(words)}\n")
+PY
+"$POTOP" classify train --data train.tsv --dev dev.tsv --init-from bert --out classifier --epochs 2 --batch-size 8 \
+  --threads 1 >/dev/null 2>classify.log || { fail "classify train: $(cat classify.log)"; finish; }
+
+start_serve bert.serve.log --model bert --threads 1
+BERT_PORT=$PORT BERT_PID=$SERVER_PID
+start_serve classifier.serve.log --model classifier --threads 1
+CLS_PORT=$PORT CLS_PID=$SERVER_PID
+grep -q "(a BERT: one request at a time, 1 threads)" bert.serve.log || fail "bert's listening line: $(cat bert.serve.log)"
+BERT_URL=http://127.0.0.1:$BERT_PORT CLS_URL=http://127.0.0.1:$CLS_PORT
+
+if /usr/bin/python3 "$HERE/serve_encoders_api.py" "$POTOP" "$BERT_URL" bert "$CLS_URL" classifier; then
+  ok "API checks (a BERT and a classifier)"
+else
+  fail "API checks (a BERT and a classifier)"
+fi
+
+# The clients: OpenAI's SDK (tests/clients) and the studio in chromium (tests/browser), installed
+# by scripts/setup.sh.
+node_test() {  # node_test <name> <package dir> <script> <args>...
+  local name=$1 dir=$2
+  shift 2
+  if [ ! -d "$dir/node_modules" ] || ! command -v node >/dev/null || { [ "$name" = studio ] && [ ! -x /usr/bin/chromium ]; }; then
+    if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "$name: node, chromium or $dir/node_modules missing: run scripts/setup.sh"
+    else echo "skip $name (run scripts/setup.sh)"; fi
+    return 0
+  fi
+  if node "$dir/$@"; then ok "$name"; else fail "$name"; fi
+}
+node_test "OpenAI's Node SDK" "$ROOT/tests/clients" encoders.test.mjs "$BERT_URL" "$CLS_URL"
+shots=${POTOP_SCREENSHOTS:-$WORK/shots}
+mkdir -p "$shots"
+node_test studio "$ROOT/tests/browser" encoders.test.mjs "$BERT_URL" "$CLS_URL" "$shots"
+
+for pid in "$BERT_PID" "$CLS_PID"; do
+  kill -TERM "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || fail "SIGTERM: server $pid exited $rc"
+done
+if grep -qE 'Sanitizer|runtime error:|terminate called' bert.serve.log classifier.serve.log; then
+  fail "server logs: $(cat bert.serve.log classifier.serve.log)"
+fi
+finish

@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Checks `potop serve` of a BERT and of a classifier over HTTP, with the standard library only.
+
+usage: serve_encoders_api.py POTOP BERT_URL BERT_DIR CLASSIFIER_URL CLASSIFIER_DIR
+Each answer is compared with what the command line gives for the same model (potop bert fill
+--json, potop classify predict --json), the attention maps with the rules they follow, and every
+endpoint a kind lacks or a request gets wrong with its 400. Prints "ok ..." per check and exits 1
+if any failed.
+"""
+import base64
+import json
+import math
+import struct
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+POTOP, BERT, BERT_DIR, CLS, CLS_DIR = sys.argv[1:6]
+failures = 0
+
+
+def check(name, condition, detail=""):
+    global failures
+    if condition:
+        print(f"ok   {name}")
+    else:
+        failures += 1
+        print(f"FAIL: {name} {detail}", file=sys.stderr)
+
+
+def request(base, path, body=None, method=None):
+    """(status, parsed JSON body) of one request."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method or ("POST" if data else "GET"),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def expect_error(name, base, path, body, param, needle):
+    status, answer = request(base, path, body)
+    error = answer.get("error", {})
+    good = status == 400 and error.get("param") == param and needle in error.get("message", "")
+    check(f"{name}: 400 naming {param}", good, f"{status} {answer}")
+
+
+def cli(*args, stdin=None):
+    return subprocess.run([POTOP, *args], input=stdin, capture_output=True, text=True, check=True).stdout
+
+
+def check_attention(name, base, text, first, last, focus):
+    status, att = request(base, "/v1/attention", {"text": text})
+    if status != 200:
+        return check(f"{name}: attention", False, att)
+    T = len(att["tokens"])
+    rows = [row for layer in att["attention"] for head in layer for row in head]
+    check(f"{name}: attention is bidirectional: every row has all {T} keys and sums to 1",
+          att["causal"] is False and len(rows) == att["n_layer"] * att["n_head"] * T and
+          all(len(r) == T and abs(sum(r) - 1) < 1e-3 for r in rows), att.get("causal"))
+    check(f"{name}: tokens {first} ... {last}, focus {focus}",
+          att["tokens"][0] == first and att["tokens"][-1] == last and att["focus"] == focus,
+          (att["tokens"], att["focus"]))
+    status, by_get = request(base, "/v1/attention?text=" + urllib.parse.quote(text))
+    check(f"{name}: GET /v1/attention gives the same", status == 200 and by_get == att)
+
+
+# ---------- BERT ----------
+status, models = request(BERT, "/v1/models")
+meta = models["data"][0]["meta"]
+check("bert: /v1/models names the kind and its views",
+      status == 200 and meta["kind"] == "bert" and meta["views"] == ["fill-mask", "attention"], meta)
+
+prompt = "pan [MASK] zawołał"
+status, fills = request(BERT, "/v1/fill-mask", {"text": prompt, "top_k": 4})
+expected = json.loads(cli("bert", "fill", "-m", BERT_DIR, "--top-k", "4", "--json", prompt))
+check("fill-mask: the fills of potop bert fill --json", status == 200 and fills["masks"] == expected,
+      f"{fills} against {expected}")
+check("fill-mask: 4 fills, scores falling, each sequence the prompt with the fill",
+      len(fills["masks"]) == 1 and len(fills["masks"][0]) == 4 and
+      all(a["score"] >= b["score"] for a, b in zip(fills["masks"][0], fills["masks"][0][1:])) and
+      all("[MASK]" not in f["sequence"] for f in fills["masks"][0]), fills)
+status, two = request(BERT, "/v1/fill-mask", {"text": "[MASK] pan [MASK]"})
+check("fill-mask: two masks, 5 fills each by default", status == 200 and [len(m) for m in two["masks"]] == [5, 5], two)
+
+check_attention("bert", BERT, "pan [MASK] zawołał", "[CLS]", "[SEP]", 2)
+
+texts = ["pan zagłoba zawołał", "kmicic ruszył z kopyta", "pan zagłoba zawołał"]
+status, floats = request(BERT, "/v1/embeddings", {"input": texts, "model": "any", "encoding_format": "float"})
+vectors = [d["embedding"] for d in floats["data"]]
+n_embd = meta["n_embd"]
+check("embeddings: one unit vector of n_embd floats per text, in order",
+      status == 200 and floats["object"] == "list" and [d["index"] for d in floats["data"]] == [0, 1, 2] and
+      all(len(v) == n_embd and abs(math.sqrt(sum(x * x for x in v)) - 1) < 1e-5 for v in vectors), floats)
+check("embeddings: the same text, the same vector; another text, another",
+      vectors[0] == vectors[2] and vectors[0] != vectors[1])
+status, single = request(BERT, "/v1/embeddings", {"input": texts[1]})
+check("embeddings: a string alone is a list of one, computed alike", single["data"][0]["embedding"] == vectors[1])
+status, b64 = request(BERT, "/v1/embeddings", {"input": texts, "encoding_format": "base64"})
+decoded = [list(struct.unpack(f"<{n_embd}f", base64.b64decode(d["embedding"]))) for d in b64["data"]]
+check("embeddings: base64 holds the same little-endian float32s",
+      status == 200 and all(max(abs(a - b) for a, b in zip(u, v)) < 1e-6 for u, v in zip(decoded, vectors)))
+check("embeddings: usage counts the tokens with [CLS] and [SEP]",
+      floats["usage"]["prompt_tokens"] == floats["usage"]["total_tokens"] > 2 * len(texts), floats["usage"])
+
+expect_error("bert completions", BERT, "/v1/completions", {"prompt": "x"}, "model", "kind 'bert'")
+expect_error("bert classify", BERT, "/v1/classify", {"input": "x"}, "model", "it answers GET /v1/attention")
+expect_error("fill-mask without [MASK]", BERT, "/v1/fill-mask", {"text": "pan zagłoba"}, "text", "[MASK]")
+expect_error("fill-mask top_k 0", BERT, "/v1/fill-mask", {"text": "[MASK]", "top_k": 0}, "top_k", "top_k")
+expect_error("fill-mask top_k 1.5", BERT, "/v1/fill-mask", {"text": "[MASK]", "top_k": 1.5}, "top_k", "top_k")
+expect_error("fill-mask no text", BERT, "/v1/fill-mask", {"prompt": "[MASK]"}, "text", "text")
+expect_error("fill-mask too long", BERT, "/v1/fill-mask", {"text": "[MASK] " + "pan zagłoba " * 200}, "text",
+             "longer than the model's block")
+expect_error("embeddings of no input", BERT, "/v1/embeddings", {"model": "x"}, "input", "input is required")
+expect_error("embeddings of []", BERT, "/v1/embeddings", {"input": []}, "input", "list of 1 to")
+expect_error("embeddings of token ids", BERT, "/v1/embeddings", {"input": [[1, 2]]}, "input", "token ids")
+expect_error("embeddings of an empty text", BERT, "/v1/embeddings", {"input": ["a", ""]}, "input", "input[1] is empty")
+expect_error("embeddings, another format", BERT, "/v1/embeddings", {"input": "a", "encoding_format": "int8"},
+             "encoding_format", "float")
+expect_error("embeddings, dimensions", BERT, "/v1/embeddings", {"input": "a", "dimensions": 8}, "dimensions",
+             "not supported")
+expect_error("embeddings too long", BERT, "/v1/embeddings", {"input": "pan zagłoba " * 200}, "input",
+             "longer than the model's block")
+expect_error("attention of no text", BERT, "/v1/attention", {"input": "x"}, "text", "text")
+
+# ---------- classifier ----------
+status, models = request(CLS, "/v1/models")
+meta = models["data"][0]["meta"]
+check("classifier: /v1/models names the kind, its labels and pooling",
+      status == 200 and meta["kind"] == "classifier" and meta["views"] == ["classify", "attention"] and
+      sorted(meta["labels"]) == ["bad", "good"] and meta["pooling"] == "cls", meta)
+
+texts = ["kmicic dobry pan", "zły zagłoba", "pan zagłoba zawołał dobry"]
+status, labelled = request(CLS, "/v1/classify", {"input": texts})
+expected = [json.loads(line) for line in cli("classify", "predict", "-m", CLS_DIR, "--json",
+                                             stdin="\n".join(texts) + "\n").splitlines()]
+same = status == 200 and len(labelled["data"]) == 3 and all(
+    got["label"] == want["label"] and
+    all(abs(got["probabilities"][k] - want["probabilities"][k]) < 1e-5 for k in want["probabilities"])
+    for got, want in zip(labelled["data"], expected))
+check("classify: the labels and probabilities of potop classify predict --json", same, f"{labelled} against {expected}")
+status, one = request(CLS, "/v1/classify", {"input": texts[0]})
+alone, first = one["data"][0], labelled["data"][0]
+check("classify: a string alone is a list of one (the same label; probabilities to rounding: no padding alone)",
+      status == 200 and alone["label"] == first["label"] and
+      all(abs(alone["probabilities"][k] - p) < 1e-5 for k, p in first["probabilities"].items()), (one, first))
+
+check_attention("classifier", CLS, "kmicic dobry pan", "[CLS]", "[SEP]", 0)
+status, long_one = request(CLS, "/v1/attention", {"text": "pan zagłoba " * 40})
+check("classifier: a text longer than the block is cut and says so",
+      status == 200 and long_one["truncated"] is True and long_one["tokens"][-1] == "[SEP]", long_one.get("truncated"))
+
+expect_error("classifier fill-mask", CLS, "/v1/fill-mask", {"text": "[MASK]"}, "model", "kind 'classifier'")
+expect_error("classifier embeddings", CLS, "/v1/embeddings", {"input": "x"}, "model", "kind 'classifier'")
+expect_error("classify of a number", CLS, "/v1/classify", {"input": 3}, "input", "a string or a list")
+expect_error("classify of an empty text", CLS, "/v1/classify", {"input": [""]}, "input", "gives no token")
+status, answer = request(CLS, "/v1/classify", None, method="POST")
+check("classify without a body: 400", status == 400 and "JSON object" in answer["error"]["message"], answer)
+status, health = request(CLS, "/health")
+check("health of an encoder: one request at a time, none busy", status == 200 and health["slots"] == 1 and
+      health["slots_busy"] == 0, health)
+
+sys.exit(1 if failures else 0)

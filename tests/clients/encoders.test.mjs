@@ -1,0 +1,53 @@
+// A BERT and a classifier served by potop, through OpenAI's official Node SDK as users call it.
+// usage: node encoders.test.mjs BERT_URL CLASSIFIER_URL
+// Checks that embeddings.create works with the SDK's default (base64, decoded by the SDK) and
+// with encoding_format "float", that both give the same unit vectors, that models.list names
+// the model, and that an endpoint the kind lacks is the SDK's BadRequestError naming the kind.
+import OpenAI from "openai";
+
+const [bertUrl, classifierUrl] = process.argv.slice(2);
+let failures = 0;
+function check(name, ok, detail = "") {
+  if (ok) console.log(`ok   ${name}`);
+  else { failures++; console.error(`FAIL: ${name} ${detail}`); }
+}
+const client = (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0, timeout: 60000 });
+
+const bert = client(bertUrl);
+const models = await bert.models.list();
+const model = models.data[0];
+check("models.list names the BERT", models.data.length === 1 && model.meta.kind === "bert", JSON.stringify(model));
+
+const input = ["pan zagłoba zawołał", "kmicic ruszył z kopyta"];
+const packed = await bert.embeddings.create({ model: model.id, input });  // the SDK asks for base64 and decodes it
+const plain = await bert.embeddings.create({ model: model.id, input, encoding_format: "float" });
+const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+check("embeddings.create (the SDK's base64): one unit vector per input",
+  packed.data.length === 2 && packed.data.every((d) => d.embedding.length === model.meta.n_embd && Math.abs(norm(d.embedding) - 1) < 1e-5),
+  JSON.stringify(packed).slice(0, 200));
+check("embeddings.create with encoding_format float: the same vectors",
+  plain.data.every((d, i) => d.embedding.every((x, k) => Math.abs(x - packed.data[i].embedding[k]) < 1e-6)));
+check("embeddings.create: usage", packed.usage.prompt_tokens > 4 && packed.usage.total_tokens === packed.usage.prompt_tokens,
+  JSON.stringify(packed.usage));
+
+try {
+  await bert.completions.create({ model: model.id, prompt: "pan", max_tokens: 3 });
+  check("completions of a BERT: an error", false);
+} catch (e) {
+  check("completions of a BERT: the SDK's BadRequestError naming the kind",
+    e instanceof OpenAI.BadRequestError && /kind 'bert'/.test(e.message), `${e.constructor.name}: ${e.message}`);
+}
+
+const classifier = client(classifierUrl);
+try {
+  await classifier.embeddings.create({ model: "classifier", input: "pan" });
+  check("embeddings of a classifier: an error", false);
+} catch (e) {
+  check("embeddings of a classifier: BadRequestError naming the kind",
+    e instanceof OpenAI.BadRequestError && /kind 'classifier'/.test(e.message), `${e.constructor.name}: ${e.message}`);
+}
+// Endpoints beyond OpenAI's are one client.post away.
+const labelled = await classifier.post("/classify", { body: { input: ["kmicic dobry pan", "zły zagłoba"] } });
+check("client.post('/classify'): a label per text", labelled.data.length === 2 && labelled.data.every((d) => typeof d.label === "string"),
+  JSON.stringify(labelled));
+process.exit(failures ? 1 : 0);
