@@ -92,7 +92,7 @@ async function generate() {
   $("cancel").disabled = false;
   status.textContent = "generating…";
   const started = performance.now();
-  let tokens = 0;
+  let tokens = 0, seed = null;
   try {
     const response = await fetch("v1/completions", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
@@ -113,50 +113,29 @@ async function generate() {
         if (!event.startsWith("data: ")) continue;
         const data = event.slice(6);
         if (data === "[DONE]") continue;
-        const chunk = JSON.parse(data).choices[0];
+        const message = JSON.parse(data);
+        const chunk = message.choices[0];
+        seed = message.seed;
+        // One span per token, coloured by its probability. The server sends a token's score with
+        // its text (held back while it may begin a stop string), so the spans spell the completion.
         const lp = chunk.logprobs;
-        if (lp && lp.tokens.length) {
-          // One span per token, coloured by its probability; the text shown is what the server
-          // released (stop strings held back), so a held-back token shows once it is released.
-          for (let i = 0; i < lp.tokens.length; ++i) {
-            tokens++;
-            output.appendChild(tokenSpan(lp.tokens[i], lp.token_logprobs[i], lp.top_logprobs[i], probColour,
-              (t, l) => `${visible(t)}  p = ${(100 * Math.exp(l)).toFixed(1)}%`));
-          }
-          // What a stop string cut off is removed at the end (trimToReleased).
-          pending += lp.tokens.join("");
-          released += chunk.text;
-        } else if (chunk.text) {
-          released += chunk.text;
-          pending += chunk.text;
-          output.appendChild(document.createTextNode(chunk.text));
+        for (let i = 0; lp && i < lp.tokens.length; ++i) {
+          tokens++;
+          output.appendChild(tokenSpan(lp.tokens[i], lp.token_logprobs[i], lp.top_logprobs[i], probColour,
+            (t, l) => `${visible(t)}  p = ${(100 * Math.exp(l)).toFixed(1)}%`));
         }
         if (chunk.finish_reason) finish = chunk.finish_reason;
       }
     }
-    trimToReleased(output);
     const seconds = (performance.now() - started) / 1000;
-    status.textContent = `${tokens} tokens in ${seconds.toFixed(2)} s (${(tokens / seconds).toFixed(0)} tokens/s), finish: ${finish}`;
+    status.textContent = `${tokens} tokens in ${seconds.toFixed(2)} s (${(tokens / seconds).toFixed(0)} tokens/s), ` +
+      `finish: ${finish}, seed ${seed}`;
   } catch (e) {
     status.textContent = e.name === "AbortError" ? "stopped" : `error: ${e.message}`;
   } finally {
     $("generate").disabled = false;
     $("cancel").disabled = true;
     controller = null;
-    pending = "", released = "";
-  }
-}
-
-// The text of the tokens received and the text the server released (without a stop string).
-let pending = "", released = "";
-// At the end, text a stop string cut off is removed, so the output is exactly the completion.
-function trimToReleased(output) {
-  let extra = pending.length - released.length;
-  const spans = [...output.querySelectorAll(".tok")];
-  for (let i = spans.length - 1; i >= 0 && extra > 0; --i) {
-    const t = spans[i].textContent;
-    if (t.length <= extra) { spans[i].remove(); extra -= t.length; }
-    else { spans[i].textContent = t.slice(0, t.length - extra); extra = 0; }
   }
 }
 

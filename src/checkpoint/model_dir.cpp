@@ -16,13 +16,6 @@ namespace potop {
 
 namespace {
 
-nlohmann::json parse_json_file(const fs::path& path) {
-  const std::string text = read_file(path);
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw Error(path.string() + ": not valid JSON");
-  return j;
-}
-
 // The kind a config.json or a weights file names ("gpt" when it names none: older versions
 // wrote none), checked against the one the caller needs.
 const ModelKind& kind_named(const std::string& name, const std::string& where, const std::string& wanted) {
@@ -168,7 +161,7 @@ nlohmann::json read_config_json(const fs::path& dir) {
   if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory)");
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory?)");
-  const nlohmann::json j = parse_json_file(config_path);
+  const nlohmann::json j = read_json_file(config_path);
   if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
   return j;
 }

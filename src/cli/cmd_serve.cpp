@@ -9,9 +9,11 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_args.h"
 #include "core/stop_signals.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/threads.h"
 #include "serve/server.h"
 
@@ -24,6 +26,7 @@ struct ServeArgs {
   ModelArgs model;
   serve::ServeOptions options;
   double max_body_kib = 1024;
+  std::string chat_template;
 };
 
 void check(bool ok, const std::string& message) {
@@ -61,6 +64,14 @@ Run add_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-logprobs", limit_flags.max_logprobs, "most alternatives per token a request may ask for")
       ->capture_default_str();
+  cmd->add_option("--chat-template", a->chat_template,
+                  "a JSON file of the chat template /v1/chat/completions renders messages with (docs/serve.md; "
+                  "default: the model's, else plain)");
+  add_choice(cmd, "--unknown", unknown_choice(flags.unknown),
+             "a prompt's characters the model never saw: error (400), skip them, or replace them with its stand-in, "
+             "as train takes them");
+  cmd->add_option("--alias", flags.aliases, "another name a request's \"model\" may give (repeatable); any other "
+                                            "name is 404 model_not_found");
   cmd->add_option("--max-attention-tokens", limit_flags.max_attention_tokens, "longest text /v1/attention takes, in tokens")
       ->capture_default_str();
   return [a]() {
@@ -79,6 +90,8 @@ Run add_serve(CLI::App& app) {
     check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
+    if (!a->chat_template.empty())
+      o.chat_template = serve::chat_template_from_json(read_json_file(a->chat_template), "--chat-template " + a->chat_template);
     LoadedModel m = load_model(a->model);
     if (!serve::servable(*m.kind))
       throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT or a classifier (the kinds potop serve answers)");

@@ -222,4 +222,10 @@ void ensure_writable_directory(const fs::path& path) {
   ::unlink(probe.c_str());
 }
 
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Error(path.string() + ": not valid JSON");
+  return j;
+}
+
 }  // namespace potop

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,8 @@ void write_file_atomic(const std::filesystem::path& path, const std::vector<Byte
 
 // The whole file. Errors name the path: missing, a directory, unreadable.
 std::string read_file(const std::filesystem::path& path);
+// The file parsed as JSON; invalid JSON is an Error naming the path too.
+nlohmann::json read_json_file(const std::filesystem::path& path);
 
 // Creates the directory (and its parents) if missing, then proves it is writable by creating and
 // removing a probe file. Throws potop::Error naming the path if it is a regular file, cannot be

@@ -47,10 +47,10 @@ class Completion::Scorer {
 
 
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
-                               int block_size) {
+                               int block_size, Unknown unknown) {
   std::vector<int> ids;
   try {
-    ids = tokenizer.encode(request.prompt, "prompt");
+    ids = tokenizer.encode(request.prompt, "prompt", unknown, nullptr);
   } catch (const Error& e) {
     throw ApiError::invalid("prompt", e.what());
   }
@@ -119,14 +119,24 @@ bool Completion::send_echo() {
   return send(std::move(echoed_));
 }
 
+void Completion::release_scores(CompletionChunk& chunk) {
+  while (!held_scores_.empty() && held_start_ + held_scores_.front().text.size() <= released_) {
+    held_start_ += held_scores_.front().text.size();
+    chunk.scores.push_back(std::move(held_scores_.front()));
+    held_scores_.pop_front();
+  }
+}
+
 bool Completion::on_token(int id, const float* logits) {
   ++result_.completion_tokens;
   if (!send_echo()) return false;
   CompletionChunk chunk;
   const std::string piece = tokenizer_.decode_one(id);
-  if (request_.logprobs >= 0) chunk.scores.push_back(scorer_->score(logits, id, offset_));
+  if (request_.logprobs >= 0) held_scores_.push_back(scorer_->score(logits, id, offset_));
   offset_ += code_points(piece);
   chunk.text = stops_.push(piece);
+  released_ += chunk.text.size();
+  release_scores(chunk);
   if (!send(std::move(chunk))) return false;
   if (std::chrono::steady_clock::now() >= deadline_) {
     result_.timed_out = true;
@@ -138,10 +148,18 @@ bool Completion::on_token(int id, const float* logits) {
 CompletionResult Completion::finish() {
   if (!result_.cancelled && send_echo()) {
     CompletionChunk rest{stops_.flush(), {}};
-    if (!rest.text.empty()) send(std::move(rest));
+    released_ += rest.text.size();
+    release_scores(rest);
+    // The token a stop string begins inside: its score, with the text that was returned.
+    if (!held_scores_.empty() && held_start_ < released_) {
+      held_scores_.front().text.resize(released_ - held_start_);
+      rest.scores.push_back(std::move(held_scores_.front()));
+    }
+    held_scores_.clear();  // the stop string's own tokens
+    if (!rest.text.empty() || !rest.scores.empty()) send(std::move(rest));
   }
   result_.text = (request_.echo ? request_.prompt : std::string()) + stops_.text();
-  result_.finish_reason = stops_.stopped() ? "stop" : "length";
+  result_.finish_reason = stops_.stopped() ? "stop" : result_.timed_out ? "time_limit" : "length";
   return std::move(result_);
 }
 

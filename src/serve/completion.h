@@ -4,6 +4,7 @@
 // turns what this reports into JSON or server-sent events.
 #pragma once
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,7 +30,9 @@ struct TokenScore {
 };
 
 // What may be sent now: the text shown so far held back for stop strings, and the scores of the
-// tokens it came from (empty without logprobs).
+// tokens it came from (empty without logprobs), held back with their text: a token's score goes
+// out once its text has, and a stop string's tokens never do (the one that straddles the stop
+// goes with its text cut where the returned text ends).
 struct CompletionChunk {
   std::string text;
   std::vector<TokenScore> scores;
@@ -37,7 +40,9 @@ struct CompletionChunk {
 
 struct CompletionResult {
   std::string text;           // the returned text (the prompt first with echo)
-  std::string finish_reason;  // "stop" (a stop string) or "length" (max_tokens, the context, the time limit)
+  // "stop" (a stop string), "length" (max_tokens, the context) or "time_limit" (the request's
+  // time limit ended it)
+  std::string finish_reason;
   int prompt_tokens = 0, completion_tokens = 0;
   std::vector<TokenScore> scores;  // with logprobs: the prompt's (with echo), then each generated token's
   uint64_t seed = 0;
@@ -46,9 +51,10 @@ struct CompletionResult {
 };
 
 // The prompt's ids, checked against limits and the model: ApiError (400, param "prompt") when
-// it holds a character the tokenizer cannot encode or is too long.
+// it is too long, or holds a character the tokenizer cannot encode and `unknown` is kError
+// (kSkip leaves such characters out, kReplace puts the tokenizer's stand-in in their place).
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
-                               int block_size);
+                               int block_size, Unknown unknown = Unknown::kError);
 
 // One request's completion as a Generation (generate/generator.h) that whoever runs the model
 // steps: complete() below alone, or the server's batcher together with others. Chunks go to
@@ -72,6 +78,8 @@ class Completion {
   bool send(CompletionChunk chunk);
   bool send_echo();
   bool on_token(int id, const float* logits);
+  // Moves to `chunk` the held-back scores whose text has been released (released_ bytes).
+  void release_scores(CompletionChunk& chunk);
 
   const Tokenizer& tokenizer_;
   CompletionRequest request_;  // a copy: the caller's may go before the batcher is done
@@ -85,6 +93,9 @@ class Completion {
   CompletionChunk echoed_;
   bool echo_sent_ = false;
   long offset_ = 0;  // of the next generated token's text
+  std::deque<TokenScore> held_scores_;  // scored tokens whose text the stop strings still hold
+  size_t held_start_ = 0;  // bytes of generated text before the first held score's
+  size_t released_ = 0;    // bytes of generated text released so far
   std::unique_ptr<Generation> generation_;
 };
 

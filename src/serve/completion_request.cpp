@@ -75,7 +75,7 @@ CompletionRequest parse_completion_request(std::string_view text, const Limits& 
   json body;
   try {
     body = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond double's range (1e400)
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
     if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
     throw ApiError::invalid("", "the request body is not valid JSON: " + what);
@@ -126,9 +126,11 @@ CompletionRequest parse_completion_request(std::string_view text, const Limits& 
     for (const std::string& stop : r.stop)
       if (stop.size() > 256) throw ApiError::invalid("stop", "a stop string may be at most 256 bytes long");
   }
+  // Seeds stay within JavaScript's safe integers, so that a seed a client reads back and re-sends
+  // is the same number; -1 asks for a random one, as llama.cpp's server takes it.
   if (const json* v = field(body, "seed")) {
-    if (!v->is_number_integer()) wrong_type("seed", "an integer", *v);
-    r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : static_cast<uint64_t>(v->get<int64_t>());
+    const long long seed = read_integer(*v, "seed", -1, kMaxSeed);
+    if (seed >= 0) r.seed = static_cast<uint64_t>(seed);
   }
   if (const json* v = field(body, "logprobs")) r.logprobs = static_cast<int>(read_integer(*v, "logprobs", 0, limits.max_logprobs));
   if (const json* v = field(body, "echo")) r.echo = read_bool(*v, "echo");

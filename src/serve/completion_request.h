@@ -1,7 +1,8 @@
 // POST /v1/completions: the request body, parsed and checked. Field names and meanings follow
 // OpenAI's legacy completions API and llama.cpp's server:
 //   prompt (string, required), max_tokens (alias n_predict), temperature, top_k, top_p, min_p,
-//   repeat_penalty, presence_penalty, repeat_last_n, stop (string or array of strings), seed,
+//   repeat_penalty, presence_penalty, repeat_last_n, stop (string or array of strings), seed
+//   (0..2^53-1, or -1: random),
 //   logprobs (0..limit: alternatives per token), echo, stream.
 // Unknown fields are ignored, as OpenAI's clients send fields a server may not know ("model",
 // "user", ...). Fields whose request potop cannot honour are refused: n or best_of above 1, a
@@ -18,6 +19,10 @@
 #include "serve/limits.h"
 
 namespace potop::serve {
+
+// The largest seed: 2^53 - 1, JavaScript's largest safe integer (a larger one would not survive
+// a round trip through a JavaScript client).
+inline constexpr long long kMaxSeed = (1LL << 53) - 1;
 
 struct CompletionRequest {
   std::string prompt;

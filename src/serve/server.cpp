@@ -35,9 +35,28 @@ const char* mime_type(std::string_view name) {
 // itself, never 404 (the endpoint exists; this model cannot answer it).
 const std::vector<std::pair<std::string, std::string>>& api_endpoints() {
   static const std::vector<std::pair<std::string, std::string>> all = {
-      {"POST", "/v1/completions"}, {"GET", "/v1/attention"}, {"POST", "/v1/attention"},
-      {"POST", "/v1/fill-mask"},   {"POST", "/v1/classify"},  {"POST", "/v1/embeddings"}};
+      {"POST", "/v1/completions"}, {"POST", "/v1/chat/completions"}, {"GET", "/v1/attention"},
+      {"POST", "/v1/attention"},   {"POST", "/v1/fill-mask"},        {"POST", "/v1/classify"},
+      {"POST", "/v1/embeddings"}};
   return all;
+}
+
+// Every path the server answers, with the methods it takes: another method is 405.
+const std::vector<std::pair<std::string, std::string>>& allowed_methods() {
+  static const std::vector<std::pair<std::string, std::string>> all = {
+      {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}, {"/v1/attention", "GET, POST"},
+      {"/v1/fill-mask", "POST"},   {"/v1/classify", "POST"},         {"/v1/embeddings", "POST"},
+      {"/v1/models", "GET"},       {"/health", "GET"},               {"/metrics", "GET"}};
+  return all;
+}
+
+// How /metrics names a request's path: the paths the server has, anything else "other", so that
+// clients cannot grow the table of counters without bound.
+std::string route_label(const std::string& path) {
+  for (const auto& [known, methods] : allowed_methods())
+    if (path == known) return path;
+  if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
+  return "other";
 }
 
 }  // namespace
@@ -58,6 +77,37 @@ struct Server::Impl {
   }
 
   void routes();
+  // The names a request may give: the model's, then its aliases.
+  std::vector<std::string> model_ids() const {
+    std::vector<std::string> ids{name};
+    for (const std::string& a : options.aliases)
+      if (a != name) ids.push_back(a);
+    return ids;
+  }
+  json model_object(const std::string& id) const {
+    return {{"id", id}, {"object", "model"}, {"created", created}, {"owned_by", "potop"}, {"meta", endpoints->meta()}};
+  }
+  // The "model" a JSON body names when it is not one of model_ids(); empty otherwise (none named,
+  // or not JSON: the endpoint says what is wrong).
+  std::string other_model(const httplib::Request& req) const {
+    if (req.method != "POST" || req.body.find("\"model\"") == std::string::npos) return "";
+    const json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return "";
+    auto it = body.find("model");
+    if (it == body.end() || !it->is_string() || it->get<std::string>().empty()) return "";
+    const std::string wanted = it->get<std::string>();
+    for (const std::string& id : model_ids())
+      if (wanted == id) return "";
+    return wanted;
+  }
+  ApiError model_not_found(const std::string& id) const {
+    std::string known;
+    for (const std::string& k : model_ids()) known += (known.empty() ? "'" : ", '") + k + "'";
+    return ApiError(404, "invalid_request_error", "model",
+                    "the model '" + id + "' does not exist: this server serves " + known +
+                        " (potop serve --alias NAME adds a name)",
+                    "model_not_found");
+  }
 
   ServeOptions options;
   const ModelKind* kind = nullptr;
@@ -79,9 +129,15 @@ void Server::Impl::routes() {
     res.set_content(metrics.prometheus(load.waiting, load.busy, load.slots), "text/plain; version=0.0.4");
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-    send_json(res, {{"object", "list"},
-                    {"data", json::array({{{"id", name}, {"object", "model"}, {"created", created},
-                                           {"owned_by", "potop"}, {"meta", endpoints->meta()}}})}});
+    json data = json::array();
+    for (const std::string& id : model_ids()) data.push_back(model_object(id));
+    send_json(res, {{"object", "list"}, {"data", data}});
+  });
+  http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    for (const std::string& known : model_ids())
+      if (id == known) return send_json(res, model_object(id));
+    send_error(res, model_not_found(id));
   });
   const std::vector<Route> answered = endpoints->routes();
   std::string offered;
@@ -94,11 +150,26 @@ void Server::Impl::routes() {
       const std::string message = "the model is " + kind->noun + " (kind '" + kind->name + "'): it does not answer " +
                                   method + " " + path + "; it answers " + offered;
       handler = [message](const httplib::Request&, httplib::Response& res) {
-        send_error(res, ApiError(400, "invalid_request_error", "model", message));
+        send_error(res, ApiError(400, "invalid_request_error", "model", message, "unsupported_endpoint"));
       };
     }
-    if (method == "GET") http.Get(path, handler);
-    else http.Post(path, handler);
+    // A request naming another model is refused before the endpoint reads it.
+    auto checked = [this, handler](const httplib::Request& req, httplib::Response& res) {
+      if (const std::string other = other_model(req); !other.empty()) return send_error(res, model_not_found(other));
+      handler(req, res);
+    };
+    if (method == "GET") http.Get(path, checked);
+    else http.Post(path, checked);
+  }
+  for (const auto& [path, methods] : allowed_methods()) {
+    auto refuse = [path, methods](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", methods);
+      send_error(res, ApiError(405, "invalid_request_error", "", req.method + " " + path + " is not allowed: " + path +
+                                                                    " takes " + methods, "method_not_allowed"));
+    };
+    if (methods.find("GET") == std::string::npos) http.Get(path, refuse);
+    if (methods.find("POST") == std::string::npos) http.Post(path, refuse);
+    http.Put(path, refuse), http.Patch(path, refuse), http.Delete(path, refuse);
   }
   http.Get(R"(/([A-Za-z0-9_.-]*))", [](const httplib::Request& req, httplib::Response& res) {
     std::string file = req.matches[1];
@@ -111,9 +182,9 @@ void Server::Impl::routes() {
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 413)
-      send_error(res, ApiError(413, "invalid_request_error", "", "the request body is too large"));
+      send_error(res, ApiError(413, "invalid_request_error", "", "the request body is too large", "request_too_large"));
     else if (res.status == 404 || res.status == 405)
-      send_error(res, ApiError(404, "not_found", "", "no such endpoint: " + req.method + " " + req.path));
+      send_error(res, ApiError(404, "not_found", "", "no such endpoint: " + req.method + " " + req.path, "not_found"));
     else if (res.status >= 400)
       send_error(res, ApiError(res.status, "invalid_request_error", "", "bad request"));
   });
@@ -126,10 +197,13 @@ void Server::Impl::routes() {
     } catch (...) {
     }
     res.status = 500;
-    res.set_content(dump({{"error", {{"message", "internal error: " + what}, {"type", "server_error"}, {"param", nullptr}}}}),
+    res.set_content(dump({{"error", {{"message", "internal error: " + what}, {"type", "server_error"}, {"param", nullptr},
+                                     {"code", nullptr}}}}),
                     "application/json");
   });
-  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { metrics.request(req.path, res.status); });
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    metrics.request(route_label(req.path), res.status);
+  });
 }
 
 Server::Server(LoadedModel&& model, const ServeOptions& options) {

@@ -1,22 +1,28 @@
 // `potop serve`: the HTTP server for one model of a kind it can serve (endpoints.h). Routes:
 //   POST /v1/completions   a GPT: completion_request.h (JSON, or server-sent events with "stream")
+//   POST /v1/chat/completions  a GPT: chat_request.h, the same generation in the chat shape
 //   POST /v1/fill-mask     a BERT: the top-k tokens for each [MASK] of a text
 //   POST /v1/embeddings    a BERT: one unit vector per text (OpenAI's shape)
 //   POST /v1/classify      a classifier: a label and the class probabilities per text
 //   GET|POST /v1/attention every kind served: tokens and layers × heads × T × T weights
-//   GET  /v1/models        the one model served
+//   GET  /v1/models        the one model served (and its aliases); GET /v1/models/{id}: one
 //   GET  /health           {"status": "ok"}
 //   GET  /metrics          Prometheus text (metrics.h)
 //   GET  /                 the web studio (web/, compiled in: web_assets.h)
-// An endpoint the model's kind cannot answer is a 400 naming the kind.
-// Every client mistake is a 4xx with {"error": {"message", "type", "param"}}; a full queue is
-// 503 with Retry-After. docs/serve.md documents it all.
+// An endpoint the model's kind cannot answer is a 400 naming the kind; a request whose "model"
+// names neither the model nor an alias is 404 model_not_found; an endpoint asked with another
+// method than its own is 405. Every client mistake is a 4xx with {"error": {"message", "type",
+// "param", "code"}}; a full queue is 503 with Retry-After. docs/serve.md documents it all.
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 
+#include <optional>
+#include <vector>
+
 #include "checkpoint/model_dir.h"
+#include "serve/chat_request.h"
 #include "serve/limits.h"
 
 namespace potop::serve {
@@ -29,6 +35,12 @@ struct ServeOptions {
   int threads = 1;           // OpenMP threads of the batcher
   int prefill_chunk = 64;    // most prompt tokens read in one forward pass between decoding steps
   Limits limits;
+  // --chat-template: overrides the model's (and the plain default).
+  std::optional<ChatTemplate> chat_template;
+  // A prompt's characters the tokenizer lacks: refused (400), left out, or replaced (--unknown).
+  Unknown unknown = Unknown::kError;
+  // Other names a request's "model" may give (the model directory's name always serves).
+  std::vector<std::string> aliases;
 };
 
 // The kinds served: a GPT, a BERT and a classifier.

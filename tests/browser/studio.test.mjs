@@ -48,6 +48,29 @@ try {
   check("hover shows the alternatives with probabilities", (await page.isVisible("#tooltip")) && /%/.test(tip), tip);
   await page.screenshot({ path: `${shots}/studio-playground.png` });
 
+  // A random generation shows its seed; that seed gives the same text again.
+  const outputText = () => page.locator("#output .tok").allTextContents().then((t) => t.join(""));
+  await page.fill("#seed", "");
+  await page.fill("#max_tokens", "40");
+  await page.click("#generate");
+  await page.waitForFunction(() => /seed \d+/.test(document.getElementById("status").textContent));
+  const shown = (await page.textContent("#status")).match(/seed (\d+)/)[1];
+  const first = await outputText();
+  await page.fill("#seed", shown);
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#generate");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("seed"));
+  check("the seed shown reproduces the text", (await outputText()) === first && first.length === 40, `${shown}: ${first}`);
+  // A stop string: the tokens shown end where the text does, the stop not among them.
+  const stop = first.slice(10, 12);
+  await page.fill("#stop", stop);
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#generate");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("finish: stop"));
+  check("a stop string: the tokens spell the text before it", (await outputText()) === first.slice(0, first.indexOf(stop)),
+    `${await outputText()} / ${first}`);
+  await page.fill("#stop", "");
+
   // Attention: click a token, lines are drawn to it and the tokens before it.
   await page.click("button[data-view=attention]");
   await page.fill("#att-text", "pan zagłoba zawołał");

@@ -49,6 +49,21 @@ start_serve() {
   finish
 }
 
+# node_test <name> <package dir> <script> <args>...: runs a Node test of tests/clients or
+# tests/browser (their packages installed by scripts/setup.sh); a missing node, chromium (for the
+# browser) or node_modules is a skip, or a failure with POTOP_STRICT_SKIPS=1.
+node_test() {
+  local name=$1 dir=$2
+  shift 2
+  if [ ! -d "$dir/node_modules" ] || ! command -v node >/dev/null ||
+      { [ "$(basename "$dir")" = browser ] && [ ! -x /usr/bin/chromium ]; }; then
+    if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "$name: node, chromium or $dir/node_modules missing: run scripts/setup.sh"
+    else echo "skip $name (run scripts/setup.sh)"; fi
+    return 0
+  fi
+  if node "$dir/$@"; then ok "$name"; else fail "$name"; fi
+}
+
 # A text of about n bytes from a fixed vocabulary (Polish letters included), deterministic.
 make_corpus() {  # make_corpus <file> <words>
   local words=(kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo ojczyzno moja ty jesteś

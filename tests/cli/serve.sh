@@ -21,8 +21,9 @@ start_server() {
 
 # The main server: one slot and no queue, so that a second request while one runs is refused;
 # a 4 KiB body limit; a time limit long enough for every normal request.
-start_server serve.log --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000 --timeout 60
+start_server serve.log --slots 1 --queue 0 --max-body-kib 4 --max-tokens 1000000 --timeout 60 --alias potop-demo
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" main; then ok "API checks (main server)"; else fail "API checks (main server)"; fi
+
 
 # README's curl examples, as written but for the port.
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -33,8 +34,9 @@ else
   # the stop strings and prompt need a model that knows "Pan Kmicic ": this one is lowercase only
   examples=${examples//Pan Kmicic /pan kmicic }
   bash -c "set -euo pipefail; $examples" >readme.out 2>readme.err || fail "README curl examples: $(cat readme.err)"
-  if grep -q '"object":"text_completion"' readme.out && grep -q '^data: \[DONE\]' readme.out; then
-    ok "README curl examples (plain and streaming)"
+  if grep -q '"object":"text_completion"' readme.out && grep -q '^data: \[DONE\]' readme.out &&
+      grep -q '"object":"chat.completion"' readme.out; then
+    ok "README curl examples (plain, streaming, chat)"
   else
     fail "README curl examples gave: $(head -c 300 readme.out)"
   fi
@@ -65,9 +67,39 @@ if grep -q "batches of up to [0-9]*, $want threads," default.log; then ok "defau
 else fail "default batcher threads: want $want of $cores cores; log: $(cat default.log)"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
+# The clients users run (tests/clients: OpenAI's SDK, the AI SDK, LangChain), pinned, on a
+# server that replaces characters the model lacks (the AI SDK's completion provider writes
+# "user:" before the prompt; the char model has no ':').
+start_server clients.log --slots 2 --unknown replace
+node_test "the clients: chat and completions" "$HERE/../clients" gpt.test.mjs "http://127.0.0.1:$PORT" model "pan zagłoba "
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
+# --chat-template: the chat's prompt is the template's rendering, as /v1/completions continues it.
+# (in the letters of the char model's corpus)
+printf '{"user": "z {content}\\n", "generation": "a ", "stop": ["\\nz"], "name": "quote"}' >chat.json
+start_server chat.log --chat-template chat.json
+if /usr/bin/python3 - "http://127.0.0.1:$PORT" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+def post(path, body):
+    req = urllib.request.Request(base + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req, timeout=60))
+meta = json.load(urllib.request.urlopen(base + "/v1/models"))["data"][0]["meta"]
+chat = post("/v1/chat/completions", {"messages": [{"role": "user", "content": "pan"}], "max_tokens": 20, "seed": 4})
+plain = post("/v1/completions", {"prompt": "z pan\na ", "max_tokens": 20, "seed": 4, "stop": ["\nz"]})
+assert meta["chat_template"] == "quote", meta
+assert chat["choices"][0]["message"]["content"] == plain["choices"][0]["text"], (chat, plain)
+PY
+then ok "--chat-template: the chat renders through it"; else fail "--chat-template: $(cat chat.log)"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
 # Bad flags: one line naming the flag, exit 1.
 expect_error "serve --port out of range" 1 log "--port" -- serve --model model --port 70000
 expect_error "serve --slots 0" 1 log "--slots" -- serve --model model --slots 0
 expect_error "serve --prefill-chunk 0" 1 log "--prefill-chunk" -- serve --model model --prefill-chunk 0
 expect_error "serve on an address it cannot bind" 1 log "--port $PORT" -- serve --model model --port "$PORT" --host 256.1.1.1
+expect_error "serve --unknown maybe" 1 log "--unknown" -- serve --model model --unknown maybe
+expect_error "serve --chat-template missing" 1 log "missing.json" -- serve --model model --chat-template missing.json
+printf '{"user": "no placeholder"}' >bad-chat.json
+expect_error "serve --chat-template without {content}" 1 log "bad-chat.json" "must hold {content}" -- serve --model model --chat-template bad-chat.json
 finish

@@ -75,15 +75,29 @@ def stream_events(body):
     return [e[len("data: "):] for e in text.split("\n\n") if e]
 
 
-def expect_error(name, status, param, needle, body=None, raw=None, method="POST", path="/v1/completions"):
+def expect_error(name, status, param, needle, body=None, raw=None, method="POST", path="/v1/completions", code=None):
     got, headers, data = request(method, path, body, raw)
     try:
         err = json.loads(data)["error"]
-        shaped = isinstance(err["message"], str) and isinstance(err["type"], str) and "param" in err
+        shaped = isinstance(err["message"], str) and isinstance(err["type"], str) and "param" in err and "code" in err
     except (ValueError, KeyError, TypeError):
         err, shaped = {}, False
-    check(f"{name}: {status}", got == status and shaped and err.get("param") == param and needle in err.get("message", ""),
-          f"got {got} {data[:300]!r}")
+    check(f"{name}: {status}", got == status and shaped and err.get("param") == param and needle in err.get("message", "")
+          and (code is None or err.get("code") == code), f"got {got} {data[:300]!r}")
+    return headers
+
+
+def chat(body):
+    status, _, data = request("POST", "/v1/chat/completions", body)
+    return status, json.loads(data)
+
+
+def chat_events(body):
+    """The data fields of a streamed chat completion, in order."""
+    status, headers, data = request("POST", "/v1/chat/completions", dict(body, stream=True))
+    assert status == 200, (status, data)
+    assert headers["Content-Type"].startswith("text/event-stream"), headers["Content-Type"]
+    return [e[len("data: "):] for e in data.decode().split("\n\n") if e]
 
 
 def main_checks():
@@ -100,7 +114,8 @@ def main_checks():
     check("GET /studio.js", status == 200 and b"v1/attention" in data and "javascript" in headers["Content-Type"])
 
     # --- a plain completion
-    body = {"prompt": "pan zagłoba ", "max_tokens": 30, "temperature": 0.9, "seed": 5, "model": "unknown fields are ignored"}
+    body = {"prompt": "pan zagłoba ", "max_tokens": 30, "temperature": 0.9, "seed": 5, "model": "model",
+            "user": "unknown fields are ignored"}
     status, r = complete(body)
     choice = r["choices"][0]
     check("completion", status == 200 and r["object"] == "text_completion" and isinstance(choice["text"], str)
@@ -110,6 +125,18 @@ def main_checks():
     text = choice["text"]
     check("30 characters from a char model", len(text) == 30, repr(text))
 
+    # --- the model a request names: the served one or an alias (--alias potop-demo), else 404
+    status, _, data = request("GET", "/v1/models")
+    ids = [m["id"] for m in json.loads(data)["data"]]
+    check("/v1/models lists the model and its alias", ids == ["model", "potop-demo"], ids)
+    status, _, data = request("GET", "/v1/models/potop-demo")
+    check("GET /v1/models/{id}", status == 200 and json.loads(data)["id"] == "potop-demo", data)
+    expect_error("GET /v1/models/{an unknown id}", 404, "model", "does not exist", method="GET", path="/v1/models/gpt-4o",
+                 code="model_not_found")
+    expect_error("a completion naming another model", 404, "model", "'gpt-4o' does not exist",
+                 {"prompt": "pan", "model": "gpt-4o"}, code="model_not_found")
+    check("a completion naming the alias", complete(dict(body, model="potop-demo"))[1]["choices"][0]["text"] == text)
+
     # --- seeds
     check("same seed, same text (x3)", all(complete(body)[1]["choices"][0]["text"] == text for _ in range(3)))
     other = complete(dict(body, seed=6))[1]["choices"][0]["text"]
@@ -118,6 +145,12 @@ def main_checks():
     check("no seed: the server picks one and says which", status == 200 and isinstance(r["seed"], int))
     check("... and that seed reproduces the text",
           complete({"prompt": "pan", "max_tokens": 10, "seed": r["seed"]})[1]["choices"][0]["text"] == r["choices"][0]["text"])
+    seeds = [complete({"prompt": "pan", "max_tokens": 1})[1]["seed"] for _ in range(20)]
+    check("random seeds are JavaScript-safe integers (<= 2^53 - 1)", all(0 <= x <= 2**53 - 1 for x in seeds), seeds)
+    status, r = complete({"prompt": "pan", "max_tokens": 10, "seed": -1})
+    check("seed -1: a random seed, reported", status == 200 and 0 <= r["seed"] <= 2**53 - 1 and r["seed"] not in seeds, r)
+    check("seed 2^53 - 1 is taken", complete({"prompt": "pan", "max_tokens": 1, "seed": 2**53 - 1})[1]["seed"] == 2**53 - 1)
+    expect_error("seed 2^53", 400, "seed", "between -1 and 9007199254740991", {"prompt": "pan", "seed": 2**53})
     check("n_predict is max_tokens", len(complete({"prompt": "pan", "n_predict": 7, "seed": 1})[1]["choices"][0]["text"]) == 7)
     greedy = [complete({"prompt": "pan", "max_tokens": 20, "temperature": 0, "seed": s})[1]["choices"][0]["text"] for s in (1, 2)]
     check("temperature 0 ignores the seed", greedy[0] == greedy[1], greedy)
@@ -131,6 +164,7 @@ def main_checks():
           all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1]) and chunks[-1]["choices"][0]["finish_reason"] == "length")
     check("stream: usage on the last", chunks[-1].get("usage", {}).get("completion_tokens") == 30)
     check("stream: same text as without", "".join(c["choices"][0]["text"] for c in chunks) == text)
+    check("stream: every chunk carries the seed", all(c["seed"] == 5 for c in chunks), chunks[0])
 
     # --- stop strings: the text ends before the first stop; streaming holds back their prefixes
     stop = text[8:10]
@@ -154,6 +188,16 @@ def main_checks():
     check("logprobs: <= 0, at most 3 alternatives each, the likeliest >= the chosen",
           all(l <= 0 and 1 <= len(t) <= 3 and max(t.values()) >= l - 1e-6
               for l, t in zip(lp["token_logprobs"], lp["top_logprobs"])))
+    check("logprobs: top_logprobs likeliest first (as sent, not by key)",
+          all(list(t.values()) == sorted(t.values(), reverse=True) for t in lp["top_logprobs"]), lp["top_logprobs"][:3])
+    status, r = complete(dict(body, logprobs=1, stop=[stop]))
+    lp = r["choices"][0]["logprobs"]
+    check("logprobs with a stop string: the tokens spell the text returned, not the stop",
+          "".join(lp["tokens"]) == r["choices"][0]["text"] == cut and len(lp["tokens"]) == len(lp["token_logprobs"]),
+          (lp["tokens"], cut))
+    chunks = [json.loads(e) for e in stream_events(dict(body, logprobs=1, stop=[stop]))[:-1]]
+    streamed = "".join(t for c in chunks if c["choices"][0]["logprobs"] for t in c["choices"][0]["logprobs"]["tokens"])
+    check("logprobs with a stop string, streamed: the same", streamed == cut, (streamed, cut))
     chunks = [json.loads(e) for e in stream_events(dict(body, logprobs=2))[:-1]]
     check("logprobs while streaming: one token each", all(len(c["choices"][0]["logprobs"]["tokens"]) == 1 for c in chunks[:-1]))
 
@@ -198,11 +242,22 @@ def main_checks():
     expect_error("unencodable prompt", 400, "prompt", "Ж", {"prompt": "pan Ж"})
     expect_error("invalid UTF-8", 400, None, "UTF-8", raw=b'{"prompt": "pan \xff"}')
     expect_error("n > 1 refused", 400, "n", "must be 1", {"prompt": "pan", "n": 2})
+    expect_error("a number beyond double's range", 400, None, "not valid JSON", raw=b'{"prompt": "pan", "top_p": 1e400}')
+    expect_error("... in a chat", 400, None, "not valid JSON", raw=b'{"messages": [], "seed": -1e999}',
+                 path="/v1/chat/completions")
+    expect_error("... in an attention request", 400, None, "JSON object", raw=b'{"text": "pan", "x": 1e400}',
+                 path="/v1/attention")
+    headers = expect_error("GET of a POST endpoint", 405, None, "takes POST", method="GET", code="method_not_allowed")
+    check("405 says what is allowed", headers and headers.get("Allow") == "POST", headers and headers.get("Allow"))
+    expect_error("DELETE /v1/models", 405, None, "takes GET", method="DELETE", path="/v1/models", code="method_not_allowed")
+    expect_error("POST /health", 405, None, "takes GET", {}, path="/health", code="method_not_allowed")
     expect_error("body over --max-body-kib", 413, None, "too large", raw=json.dumps({"prompt": "a" * 8000}).encode())
     expect_error("unknown endpoint", 404, None, "no such", method="GET", path="/v1/nothing")
     expect_error("unknown page", 404, None, "no such", method="GET", path="/nothing.html")
     status, _, _ = request("GET", "/health")
     check("still healthy after every error", status == 200)
+
+    chat_checks(text)
 
     # --- a full queue (1 slot, no queue): 503 with Retry-After; a client that leaves cancels
     cancelled0 = metric("potop_generations_cancelled_total")
@@ -248,11 +303,78 @@ def main_checks():
     check("metrics: tokens counted", metric("potop_generated_tokens_total") > 300)
 
 
+def chat_checks(text):
+    """/v1/chat/completions: the plain template makes "pan zagłoba " a prompt of "pan zagłoba \\n"."""
+    messages = [{"role": "user", "content": "pan zagłoba "}]
+    body = {"messages": messages, "max_completion_tokens": 30, "temperature": 0.9, "seed": 5, "model": "model"}
+    status, r = chat(body)
+    choice = r["choices"][0]
+    plain = complete({"prompt": "pan zagłoba \n", "max_tokens": 30, "temperature": 0.9, "seed": 5})[1]
+    check("chat: chat.completion, the assistant's message", status == 200 and r["object"] == "chat.completion"
+          and r["id"].startswith("chatcmpl-") and choice["message"]["role"] == "assistant"
+          and choice["finish_reason"] == "length" and choice["logprobs"] is None and r["seed"] == 5, r)
+    check("chat: the plain template's prompt continued, as /v1/completions does",
+          choice["message"]["content"] == plain["choices"][0]["text"], (choice["message"], plain["choices"][0]["text"]))
+    check("chat: usage", r["usage"] == {"prompt_tokens": 13, "completion_tokens": 30, "total_tokens": 43}, r["usage"])
+    conversation = [{"role": "system", "content": "litwo"}, {"role": "user", "content": [{"type": "text", "text": "pan"}]},
+                    {"role": "assistant", "content": "zagłoba"}, {"role": "user", "content": "kmicic"}]
+    status, r = chat(dict(body, messages=conversation))
+    plain = complete({"prompt": "litwo\n\npan\nzagłoba\nkmicic\n", "max_tokens": 30, "temperature": 0.9, "seed": 5})[1]
+    check("chat: system, user (text parts), assistant and user rendered in order",
+          status == 200 and r["choices"][0]["message"]["content"] == plain["choices"][0]["text"], r)
+    check("chat: max_tokens works as max_completion_tokens",
+          chat({"messages": messages, "max_tokens": 7, "seed": 1})[1]["usage"]["completion_tokens"] == 7)
+
+    events = chat_events(dict(body, stream_options={"include_usage": True}))
+    chunks = [json.loads(e) for e in events[:-1]]
+    check("chat stream: ends with [DONE]", events[-1] == "[DONE]", events[-2:])
+    check("chat stream: chat.completion.chunk, each with the seed",
+          all(c["object"] == "chat.completion.chunk" and c["seed"] == 5 for c in chunks), chunks[0])
+    check("chat stream: the role first", chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}, chunks[0])
+    deltas = [c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]]
+    check("chat stream: the same text as without", "".join(deltas) == choice["message"]["content"], deltas)
+    check("chat stream: finish_reason on the last choice, then the usage with no choices",
+          chunks[-2]["choices"][0]["finish_reason"] == "length" and chunks[-1]["choices"] == []
+          and chunks[-1]["usage"]["completion_tokens"] == 30, chunks[-2:])
+    chunks = [json.loads(e) for e in chat_events(body)[:-1]]
+    check("chat stream without include_usage: no usage chunk", all(c["choices"] for c in chunks) and
+          all("usage" not in c for c in chunks), chunks[-1])
+
+    status, r = chat(dict(body, logprobs=True, top_logprobs=2))
+    content = r["choices"][0]["logprobs"]["content"]
+    check("chat logprobs: one entry per token, with bytes and 2 alternatives likeliest first",
+          len(content) == 30 and "".join(c["token"] for c in content) == r["choices"][0]["message"]["content"]
+          and all(bytes(c["bytes"]).decode() == c["token"] and len(c["top_logprobs"]) == 2
+                  and c["top_logprobs"][0]["logprob"] >= c["top_logprobs"][1]["logprob"] for c in content), content[:2])
+    status, r = chat(dict(body, logprobs=True))
+    check("chat logprobs: no alternatives without top_logprobs",
+          all(c["top_logprobs"] == [] for c in r["choices"][0]["logprobs"]["content"]))
+
+    def chat_error(name, param, needle, payload, status=400):
+        expect_error(name, status, param, needle, payload, path="/v1/chat/completions")
+    chat_error("chat: no messages", "messages", "required", {"max_tokens": 3})
+    chat_error("chat: empty messages", "messages", "non-empty array", {"messages": []})
+    chat_error("chat: a tool message", "messages", "role 'tool' is not supported", {"messages": [{"role": "tool", "content": "x"}]})
+    chat_error("chat: an image part", "messages", "only text parts",
+               {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]})
+    chat_error("chat: tools", "tools", "not supported", {"messages": messages, "tools": [{"type": "function"}]})
+    chat_error("chat: JSON mode", "response_format", "not supported", {"messages": messages, "response_format": {"type": "json_object"}})
+    chat_error("chat: top_logprobs without logprobs", "top_logprobs", "logprobs: true", {"messages": messages, "top_logprobs": 2})
+    chat_error("chat: top_logprobs too many", "top_logprobs", "top_logprobs must be between 0 and 20",
+               {"messages": messages, "logprobs": True, "top_logprobs": 50})
+    chat_error("chat: stream_options without stream", "stream_options", "stream: true",
+               {"messages": messages, "stream_options": {"include_usage": True}})
+    chat_error("chat: max_completion_tokens too large", "max_completion_tokens", "max_completion_tokens must be between",
+               {"messages": messages, "max_completion_tokens": 10**8})
+    chat_error("chat: a character the model lacks", "prompt", "Ж", {"messages": [{"role": "user", "content": "Ж"}]})
+    chat_error("chat: another model", "model", "does not exist", {"messages": messages, "model": "gpt-4o"}, status=404)
+
+
 def timeout_checks():
     start = time.time()
     status, r = complete({"prompt": "pan", "max_tokens": 900000})
     took = time.time() - start
-    check("time limit: the generation ends with what it has", status == 200 and r["choices"][0]["finish_reason"] == "length"
+    check("time limit: the generation ends with what it has", status == 200 and r["choices"][0]["finish_reason"] == "time_limit"
           and 0 < r["usage"]["completion_tokens"] < 900000 and took < 30, (status, took))
     check("time limit: counted", metric("potop_generations_timed_out_total") == 1)
 

@@ -45,16 +45,6 @@ fi
 
 # The clients: OpenAI's SDK (tests/clients) and the studio in chromium (tests/browser), installed
 # by scripts/setup.sh.
-node_test() {  # node_test <name> <package dir> <script> <args>...
-  local name=$1 dir=$2
-  shift 2
-  if [ ! -d "$dir/node_modules" ] || ! command -v node >/dev/null || { [ "$name" = studio ] && [ ! -x /usr/bin/chromium ]; }; then
-    if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "$name: node, chromium or $dir/node_modules missing: run scripts/setup.sh"
-    else echo "skip $name (run scripts/setup.sh)"; fi
-    return 0
-  fi
-  if node "$dir/$@"; then ok "$name"; else fail "$name"; fi
-}
 node_test "OpenAI's Node SDK" "$ROOT/tests/clients" encoders.test.mjs "$BERT_URL" "$CLS_URL"
 shots=${POTOP_SCREENSHOTS:-$WORK/shots}
 mkdir -p "$shots"

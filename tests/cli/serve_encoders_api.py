@@ -90,7 +90,7 @@ check("fill-mask: two masks, 5 fills each by default", status == 200 and [len(m)
 check_attention("bert", BERT, "pan [MASK] zawołał", "[CLS]", "[SEP]", 2)
 
 texts = ["pan zagłoba zawołał", "kmicic ruszył z kopyta", "pan zagłoba zawołał"]
-status, floats = request(BERT, "/v1/embeddings", {"input": texts, "model": "any", "encoding_format": "float"})
+status, floats = request(BERT, "/v1/embeddings", {"input": texts, "model": "bert", "encoding_format": "float"})
 vectors = [d["embedding"] for d in floats["data"]]
 n_embd = meta["n_embd"]
 check("embeddings: one unit vector of n_embd floats per text, in order",
@@ -115,7 +115,7 @@ expect_error("fill-mask top_k 1.5", BERT, "/v1/fill-mask", {"text": "[MASK]", "t
 expect_error("fill-mask no text", BERT, "/v1/fill-mask", {"prompt": "[MASK]"}, "text", "text")
 expect_error("fill-mask too long", BERT, "/v1/fill-mask", {"text": "[MASK] " + "pan zagłoba " * 200}, "text",
              "longer than the model's block")
-expect_error("embeddings of no input", BERT, "/v1/embeddings", {"model": "x"}, "input", "input is required")
+expect_error("embeddings of no input", BERT, "/v1/embeddings", {"model": "bert"}, "input", "input is required")
 expect_error("embeddings of []", BERT, "/v1/embeddings", {"input": []}, "input", "list of 1 to")
 expect_error("embeddings of token ids", BERT, "/v1/embeddings", {"input": [[1, 2]]}, "input", "token ids")
 expect_error("embeddings of an empty text", BERT, "/v1/embeddings", {"input": ["a", ""]}, "input", "input[1] is empty")
@@ -126,6 +126,9 @@ expect_error("embeddings, dimensions", BERT, "/v1/embeddings", {"input": "a", "d
 expect_error("embeddings too long", BERT, "/v1/embeddings", {"input": "pan zagłoba " * 200}, "input",
              "longer than the model's block")
 expect_error("attention of no text", BERT, "/v1/attention", {"input": "x"}, "text", "text")
+status, answer = request(BERT, "/v1/embeddings", {"input": "x", "model": "text-embedding-3-small"})
+check("embeddings naming another model: 404 model_not_found",
+      status == 404 and answer["error"]["code"] == "model_not_found", answer)
 
 # ---------- classifier ----------
 status, models = request(CLS, "/v1/models")

@@ -1,9 +1,13 @@
 // A BERT and a classifier served by potop, through OpenAI's official Node SDK as users call it.
 // usage: node encoders.test.mjs BERT_URL CLASSIFIER_URL
 // Checks that embeddings.create works with the SDK's default (base64, decoded by the SDK) and
-// with encoding_format "float", that both give the same unit vectors, that models.list names
-// the model, and that an endpoint the kind lacks is the SDK's BadRequestError naming the kind.
+// with encoding_format "float", that both give the same unit vectors, that the AI SDK's embedMany
+// and LangChain's OpenAIEmbeddings get them too, that models.list names the model, and that an
+// endpoint the kind lacks is the SDK's BadRequestError naming the kind.
 import OpenAI from "openai";
+import { createOpenAI } from "@ai-sdk/openai";
+import { embedMany } from "ai";
+import { OpenAIEmbeddings } from "@langchain/openai";
 
 const [bertUrl, classifierUrl] = process.argv.slice(2);
 let failures = 0;
@@ -29,6 +33,14 @@ check("embeddings.create with encoding_format float: the same vectors",
   plain.data.every((d, i) => d.embedding.every((x, k) => Math.abs(x - packed.data[i].embedding[k]) < 1e-6)));
 check("embeddings.create: usage", packed.usage.prompt_tokens > 4 && packed.usage.total_tokens === packed.usage.prompt_tokens,
   JSON.stringify(packed.usage));
+
+const same = (vectors) => vectors.length === 2 &&
+  vectors.every((v, i) => v.every((x, k) => Math.abs(x - plain.data[i].embedding[k]) < 1e-6));
+const provider = createOpenAI({ baseURL: `${bertUrl}/v1`, apiKey: "unused" });
+const many = await embedMany({ model: provider.embedding(model.id), values: input, maxRetries: 0 });
+check("AI SDK embedMany: the same vectors", same(many.embeddings));
+const lc = new OpenAIEmbeddings({ model: model.id, apiKey: "unused", configuration: { baseURL: `${bertUrl}/v1` }, maxRetries: 0 });
+check("LangChain OpenAIEmbeddings.embedDocuments: the same vectors", same(await lc.embedDocuments(input)));
 
 try {
   await bert.completions.create({ model: model.id, prompt: "pan", max_tokens: 3 });

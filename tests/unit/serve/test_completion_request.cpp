@@ -62,7 +62,8 @@ TEST(CompletionRequest, DefaultsAndAliases) {
   EXPECT_EQ(parse_completion_request(R"({"prompt":["one"]})", limits).prompt, "one");
   // null means "the default", as OpenAI's clients send it
   EXPECT_EQ(parse_completion_request(R"({"prompt":"a","temperature":null,"stop":null})", limits).stop.size(), 0u);
-  EXPECT_EQ(parse_completion_request(R"({"prompt":"a","seed":-3})", limits).seed.value(), static_cast<uint64_t>(-3));
+  EXPECT_FALSE(parse_completion_request(R"({"prompt":"a","seed":-1})", limits).seed.has_value());  // random
+  EXPECT_EQ(parse_completion_request(R"({"prompt":"a","seed":9007199254740991})", limits).seed.value(), 9007199254740991u);
 }
 
 TEST(CompletionRequest, MalformedJson) {
@@ -84,6 +85,9 @@ TEST(CompletionRequest, WrongTypes) {
   expect_refused(R"({"prompt":"a","stop":["a",1]})", "stop", "an element is an integer");
   expect_refused(R"({"prompt":"a","seed":"1"})", "seed", "must be an integer");
   expect_refused(R"({"prompt":"a","seed":1.5})", "seed", "must be an integer");
+  expect_refused(R"({"prompt":"a","seed":-3})", "seed", "between -1 and 9007199254740991");
+  expect_refused(R"({"prompt":"a","seed":9007199254740992})", "seed", "between -1 and 9007199254740991");
+  expect_refused(R"({"prompt":"a","temperature":1e400})", "", "not valid JSON");
   expect_refused(R"({"prompt":"a","echo":1})", "echo", "true or false");
   expect_refused(R"({"prompt":"a","stream":"yes"})", "stream", "true or false");
   expect_refused(R"({"prompt":"a","logprobs":true})", "logprobs", "must be an integer");

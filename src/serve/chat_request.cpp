@@ -1,0 +1,172 @@
+#include "serve/chat_request.h"
+
+#include "core/error.h"
+#include "serve/api_error.h"
+
+namespace potop::serve {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kContent = "{content}";
+
+std::string fill(const std::string& pattern, const std::string& content) {
+  std::string out;
+  size_t at = 0;
+  for (size_t next; (next = pattern.find(kContent, at)) != std::string::npos; at = next + kContent.size())
+    out += pattern.substr(at, next - at) + content;
+  return out + pattern.substr(at);
+}
+
+// A message's text: a string, or an array of {"type": "text", "text": ...} parts, joined.
+std::string message_text(const json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw ApiError::invalid("messages", where + ".content must be a string or an array of text parts");
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      throw ApiError::invalid("messages", where + ".content: only text parts ({\"type\": \"text\", \"text\": ...}) are "
+                                                  "supported (images and audio are not)");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::string render(const ChatTemplate& t, const json& messages) {
+  if (!messages.is_array() || messages.empty())
+    throw ApiError::invalid("messages", "messages must be a non-empty array of {\"role\", \"content\"} objects");
+  std::string text;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      throw ApiError::invalid("messages", where + " must be an object with a string role");
+    const std::string role = m["role"].get<std::string>();
+    const std::string* pattern = role == "system" || role == "developer" ? &t.system
+                                 : role == "user"                         ? &t.user
+                                 : role == "assistant"                    ? &t.assistant
+                                                                          : nullptr;
+    if (!pattern)
+      throw ApiError::invalid("messages", where + ".role '" + role + "' is not supported: use system, developer, "
+                                                  "user or assistant (tools are not supported)");
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null())
+      throw ApiError::invalid("messages", where + ": tool calls are not supported");
+    if (!m.contains("content") || m["content"].is_null())
+      throw ApiError::invalid("messages", where + ".content is required");
+    text += fill(*pattern, message_text(m["content"], where));
+  }
+  return text + t.generation;
+}
+
+// Fields OpenAI's chat API defines that a potop model cannot honour.
+void refuse_unsupported(const json& body) {
+  for (const char* name : {"tools", "functions"})
+    if (auto it = body.find(name); it != body.end() && !it->is_null() && !(it->is_array() && it->empty()))
+      throw ApiError::invalid(name, std::string(name) + " are not supported: a potop model has no tool calling");
+  for (const char* name : {"tool_choice", "function_call"})
+    if (auto it = body.find(name); it != body.end() && !it->is_null() && *it != "none" && *it != "auto")
+      throw ApiError::invalid(name, std::string(name) + " is not supported: a potop model has no tool calling");
+  if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
+    if (!it->is_object() || it->value("type", "") != "text")
+      throw ApiError::invalid("response_format", "response_format must be {\"type\": \"text\"}: JSON modes are not supported");
+  }
+  if (auto it = body.find("modalities"); it != body.end() && !it->is_null() && *it != json::array({"text"}))
+    throw ApiError::invalid("modalities", "only the text modality is supported");
+  if (auto it = body.find("audio"); it != body.end() && !it->is_null())
+    throw ApiError::invalid("audio", "audio output is not supported");
+}
+
+}  // namespace
+
+ChatTemplate chat_template_from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) throw Error(source + ": a chat template must be a JSON object");
+  ChatTemplate t;
+  t.name = "custom";
+  for (const auto& [key, value] : j.items()) {
+    std::string* field = key == "system"       ? &t.system
+                         : key == "user"       ? &t.user
+                         : key == "assistant"  ? &t.assistant
+                         : key == "generation" ? &t.generation
+                         : key == "name"       ? &t.name
+                                               : nullptr;
+    if (key == "stop") {
+      if (!value.is_array()) throw Error(source + ": \"stop\" must be an array of strings");
+      for (const json& s : value) {
+        if (!s.is_string() || s.get<std::string>().empty()) throw Error(source + ": \"stop\" must hold non-empty strings");
+        t.stop.push_back(s.get<std::string>());
+      }
+      continue;
+    }
+    if (!field)
+      throw Error(source + ": unknown chat template field \"" + key +
+                  "\" (the fields: system, user, assistant, generation, stop, name)");
+    if (!value.is_string()) throw Error(source + ": \"" + key + "\" must be a string");
+    *field = value.get<std::string>();
+    if (key != "generation" && key != "name" && field->find(kContent) == std::string::npos)
+      throw Error(source + ": \"" + key + "\" must hold {content}, where the message goes");
+  }
+  return t;
+}
+
+ChatTemplate model_chat_template(const json& files) {
+  if (!files.is_object() || !files.contains("chat_template")) return ChatTemplate{};
+  ChatTemplate t = chat_template_from_json(files["chat_template"], "config.json: chat_template");
+  if (t.name == "custom") t.name = "the model's";
+  return t;
+}
+
+ChatRequest parse_chat_request(std::string_view text, const Limits& limits, const ChatTemplate& chat_template) {
+  json body;
+  try {
+    body = json::parse(text);
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    throw ApiError::invalid("", "the request body is not valid JSON: " + what);
+  }
+  if (!body.is_object()) throw ApiError::invalid("", "the request body must be a JSON object");
+  refuse_unsupported(body);
+  if (!body.contains("messages")) throw ApiError::invalid("messages", "messages is required");
+
+  // The chat fields become /v1/completions' and that parser checks them all.
+  json completion = json::object();
+  for (const char* name : {"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
+                           "repeat_last_n", "frequency_penalty", "logit_bias", "stop", "seed", "stream", "n"})
+    if (auto it = body.find(name); it != body.end()) completion[name] = *it;
+  if (auto it = body.find("max_completion_tokens"); it != body.end() && !it->is_null()) completion["max_tokens"] = *it;
+  else if (auto legacy = body.find("max_tokens"); legacy != body.end()) completion["max_tokens"] = *legacy;
+
+  const json logprobs = body.value("logprobs", json());
+  const json top = body.value("top_logprobs", json());
+  if (!logprobs.is_null() && !logprobs.is_boolean()) throw ApiError::invalid("logprobs", "logprobs must be true or false");
+  if (logprobs == true) completion["logprobs"] = top.is_null() ? json(0) : top;
+  else if (!top.is_null()) throw ApiError::invalid("top_logprobs", "top_logprobs needs logprobs: true");
+
+  const std::string prompt = render(chat_template, body["messages"]);
+  completion["prompt"] = prompt;
+  ChatRequest r;
+  try {
+    r.completion = parse_completion_request(completion.dump(), limits);
+  } catch (const ApiError& e) {  // named as the chat API names them
+    if (e.param == "max_tokens" && body.contains("max_completion_tokens"))
+      throw ApiError::invalid("max_completion_tokens", std::string(e.what()).replace(0, 10, "max_completion_tokens"));
+    if (e.param == "logprobs" && body.contains("top_logprobs"))
+      throw ApiError::invalid("top_logprobs", std::string(e.what()).replace(0, 8, "top_logprobs"));
+    throw;
+  }
+  for (const std::string& s : chat_template.stop)
+    if (r.completion.stop.size() < 16) r.completion.stop.push_back(s);
+
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw ApiError::invalid("stream_options", "stream_options must be an object");
+    if (!r.completion.stream) throw ApiError::invalid("stream_options", "stream_options is only allowed with stream: true");
+    if (auto usage = it->find("include_usage"); usage != it->end() && !usage->is_null()) {
+      if (!usage->is_boolean()) throw ApiError::invalid("stream_options", "stream_options.include_usage must be true or false");
+      r.include_usage = usage->get<bool>();
+    }
+  }
+  return r;
+}
+
+}  // namespace potop::serve

@@ -1,0 +1,52 @@
+// POST /v1/chat/completions: the request body, parsed and checked, and the chat template that
+// turns its messages into the text a language model continues.
+//
+// A template says how each role's message is written and what begins the assistant's turn:
+//   {"system": "{content}\n\n", "user": "{content}\n", "assistant": "{content}\n",
+//    "generation": "", "stop": []}
+// ("{content}" is replaced by the message's text). That is the default, "plain", for base
+// models trained on running text: the conversation is the text so far, and the model continues
+// it. A model directory may carry its own in config.json's "chat_template"; `potop serve
+// --chat-template FILE` overrides both (docs/serve.md).
+//
+// The request's fields are OpenAI's: messages (role system, developer, user or assistant; content
+// a string or an array of text parts), max_completion_tokens (or max_tokens), temperature, top_p,
+// stop, seed, logprobs (true/false) and top_logprobs, stream and stream_options.include_usage,
+// plus the sampling fields /v1/completions takes (top_k, min_p, repeat_penalty, ...). Tools,
+// function calls, images and response formats other than text are refused with a 400.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/completion_request.h"
+#include "serve/limits.h"
+
+namespace potop::serve {
+
+struct ChatTemplate {
+  std::string system = "{content}\n\n", user = "{content}\n", assistant = "{content}\n";
+  std::string generation;          // written after the last message: the assistant's turn begins
+  std::vector<std::string> stop;   // where the assistant's turn ends (added to the request's stop)
+  std::string name = "plain";      // what /v1/models reports
+};
+
+// A template from its JSON (fields absent keep the plain template's); `source` names the file or
+// config for errors (potop::Error).
+ChatTemplate chat_template_from_json(const nlohmann::json& j, const std::string& source);
+
+// The template a model directory carries (config.json's "chat_template", `files` being config.json
+// as a whole), else the plain one.
+ChatTemplate model_chat_template(const nlohmann::json& files);
+
+struct ChatRequest {
+  CompletionRequest completion;  // prompt: the rendered conversation; logprobs: top_logprobs or -1
+  bool include_usage = false;    // stream_options.include_usage: a last chunk with the usage
+};
+
+// Parses a request body. Throws ApiError (400) naming the field for every mistake.
+ChatRequest parse_chat_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
+
+}  // namespace potop::serve
