@@ -6,7 +6,8 @@ set_tests_properties(cli.serve PROPERTIES LABELS "cli" TIMEOUT 300)
 # The web studio in Debian's chromium through playwright-core (tests/browser).
 add_test(NAME cli.studio_browser COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/studio_browser.sh $<TARGET_FILE:potop>)
 set_tests_properties(cli.studio_browser PROPERTIES LABELS "cli" TIMEOUT 300)
-# potop serve of a BERT (fill-mask, embeddings, attention) and a classifier (classify, attention):
-# the API against the command line, OpenAI's Node SDK, the studio in chromium (tests/cli/serve_encoders.sh).
-add_test(NAME cli.serve_encoders COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve_encoders.sh $<TARGET_FILE:potop>)
-set_tests_properties(cli.serve_encoders PROPERTIES LABELS "cli" TIMEOUT 300)
+# potop serve of a BERT (fill-mask, embeddings, attention), a classifier (classify, attention) and a
+# translation model (chat and completions, cross-attention): the API against the command line,
+# the clients, the studio in chromium (tests/cli/serve_kinds.sh).
+add_test(NAME cli.serve_kinds COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve_kinds.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.serve_kinds PROPERTIES LABELS "cli" TIMEOUT 300)

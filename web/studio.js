@@ -1,7 +1,8 @@
 // potop studio: for a GPT a playground, an attention explorer and a surprisal view; for a BERT the
 // masked-word fill and the attention explorer; for a classifier its labels and what [CLS] attends
-// to. It talks to the server's own API (/v1/completions, /v1/attention, /v1/fill-mask,
-// /v1/classify) and shows the views /v1/models lists. No libraries, no network beyond the server.
+// to; for a translation model its translations and cross-attention. It talks to the server's own
+// API (/v1/completions, /v1/attention, /v1/fill-mask, /v1/classify) and shows the views
+// /v1/models lists. No libraries, no network beyond the server.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -28,6 +29,8 @@ fetch("v1/models").then((r) => r.json()).then((j) => {
   $("model-name").textContent = `${m.id}: ${kind}${m.meta.n_layer} layers × ${m.meta.n_head} heads, ` +
     `${m.meta.n_embd} wide, context ${m.meta.block_size}, ${m.meta.tokenizer} tokens`;
   showTabs(m.meta.views || ["playground", "attention", "surprisal"]);
+  $("att-translation").hidden = m.meta.kind !== "encoder-decoder";
+  if (m.meta.kind === "encoder-decoder") $("att-text").value = $("tr-text").value;
 }).catch(() => showTabs(["playground", "attention", "surprisal"]));
 
 // ---------- shared helpers ----------
@@ -146,10 +149,13 @@ $("cancel").addEventListener("click", () => controller && controller.abort());
 let att = null, selected = 0;
 const attColour = (w) => `rgba(30, 90, 200, ${Math.min(1, 0.05 + 0.95 * w)})`;
 
-// The attention of a text: {tokens, n_layer, n_head, causal, focus, attention}, or an error.
-async function fetchAttention(text) {
+// The attention of a text: {tokens, n_layer, n_head, causal, focus, attention}, or an error; a
+// translation model's cross-attention also has the target's tokens as "queries" (rows), the
+// source's as "tokens" (keys), for a given translation or the model's own.
+async function fetchAttention(text, translation) {
   const response = await fetch("v1/attention", {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text }),
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(translation ? { text, translation } : { text }),
   });
   if (!response.ok) throw new Error(await errorMessage(response));
   return response.json();
@@ -167,7 +173,7 @@ function layerAndHeadOptions(layer, head, map) {
 async function loadAttention() {
   const view = $("att-view");
   try {
-    att = await fetchAttention($("att-text").value);
+    att = await fetchAttention($("att-text").value, $("att-translation").hidden ? "" : $("att-translation").value);
   } catch (e) {
     view.textContent = "error: " + e.message; att = null; return;
   }
@@ -175,7 +181,8 @@ async function loadAttention() {
   selected = att.focus ?? att.tokens.length - 1;
   layerAndHeadOptions($("att-layer"), $("att-head"), att);
   $("att-layer").value = 0;
-  $("att-sees").textContent = att.causal === false ? "(it sees every token, before and after it)" : "(it sees only those before it)";
+  $("att-sees").textContent = att.cross ? "(a target token on the left, the source tokens it looks at on the right)"
+    : att.causal === false ? "(it sees every token, before and after it)" : "(it sees only those before it)";
   drawAttention();
 }
 
@@ -200,9 +207,9 @@ function drawAttention() {
   const view = $("att-view");
   view.innerHTML = "";
   const W = weights(Number($("att-layer").value), Number($("att-head").value));
-  const T = att.tokens.length;
-  if ($("att-mode").value === "heatmap") return drawHeatmap(view, W, T);
-  const rowH = 22, left = 150, right = 450, height = T * rowH + 20;
+  const keys = att.tokens, queries = att.queries || att.tokens;
+  if ($("att-mode").value === "heatmap") return drawHeatmap(view, W, queries, keys);
+  const rowH = 22, left = 150, right = 450, height = Math.max(queries.length, keys.length) * rowH + 20;
   const svg = svgElement("svg", { width: 620, height, id: "att-lines" });
   const row = W[selected];
   for (let j = 0; j < row.length; ++j) {
@@ -211,38 +218,42 @@ function drawAttention() {
       stroke: attColour(row[j]), "stroke-width": 1 + 7 * row[j], class: "att-line", "data-weight": row[j].toFixed(4),
     }));
   }
-  att.tokens.forEach((t, i) => {
-    for (const [x, anchor, side] of [[left, "end", "query"], [right, "start", "key"]]) {
+  for (const [tokens, x, anchor, side] of [[queries, left, "end", "query"], [keys, right, "start", "key"]]) {
+    tokens.forEach((t, i) => {
       const label = svgElement("text", { x, y: 19 + i * rowH, "text-anchor": anchor, class: `tok-${side}` });
       label.textContent = visible(t);
-      if (i === selected && side === "query") label.classList.add("selected");
-      label.addEventListener("click", () => { selected = i; drawAttention(); });
-      if (side === "key" && i < row.length) {
-        label.addEventListener("mousemove", (e) => showTooltip(e, `${visible(att.tokens[selected])} → ${visible(t)}: ${row[i].toFixed(3)}`));
+      if (side === "query") {
+        if (i === selected) label.classList.add("selected");
+        label.addEventListener("click", () => { selected = i; drawAttention(); });
+      } else if (i < row.length) {
+        label.addEventListener("mousemove", (e) => showTooltip(e, `${visible(queries[selected])} → ${visible(t)}: ${row[i].toFixed(3)}`));
         label.addEventListener("mouseleave", hideTooltip);
       }
       svg.appendChild(label);
-    }
-  });
+    });
+  }
   view.appendChild(svg);
 }
 
-function drawHeatmap(view, W, T) {
-  const cell = Math.max(8, Math.min(26, Math.floor(560 / T))), margin = 60;
-  const size = margin + cell * T;
-  const svg = svgElement("svg", { width: size + 10, height: size + 10, id: "att-heatmap" });
-  for (let i = 0; i < T; ++i) {
+// Rows: the queries (attending tokens), columns: the keys they attend to.
+function drawHeatmap(view, W, queries, keys) {
+  const cell = Math.max(8, Math.min(26, Math.floor(560 / Math.max(queries.length, keys.length)))), margin = 60;
+  const svg = svgElement("svg", { width: margin + cell * keys.length + 10, height: margin + cell * queries.length + 10,
+                                  id: "att-heatmap" });
+  keys.forEach((t, j) => {
+    const k = svgElement("text", { x: margin + cell * j + cell / 2, y: margin - 6, "text-anchor": "middle" });
+    k.textContent = visible(t);
+    svg.appendChild(k);
+  });
+  for (let i = 0; i < queries.length; ++i) {
     const q = svgElement("text", { x: margin - 4, y: margin + cell * i + cell * 0.75, "text-anchor": "end" });
-    q.textContent = visible(att.tokens[i]);
+    q.textContent = visible(queries[i]);
     q.addEventListener("click", () => { selected = i; $("att-mode").value = "lines"; drawAttention(); });
     svg.appendChild(q);
-    const k = svgElement("text", { x: margin + cell * i + cell / 2, y: margin - 6, "text-anchor": "middle" });
-    k.textContent = visible(att.tokens[i]);
-    svg.appendChild(k);
     for (let j = 0; j < W[i].length; ++j) {
       const rect = svgElement("rect", { x: margin + cell * j, y: margin + cell * i, width: cell, height: cell,
                                         fill: attColour(W[i][j]), class: "cell" });
-      rect.addEventListener("mousemove", (e) => showTooltip(e, `${visible(att.tokens[i])} → ${visible(att.tokens[j])}: ${W[i][j].toFixed(3)}`));
+      rect.addEventListener("mousemove", (e) => showTooltip(e, `${visible(queries[i])} → ${visible(keys[j])}: ${W[i][j].toFixed(3)}`));
       rect.addEventListener("mouseleave", hideTooltip);
       svg.appendChild(rect);
     }
@@ -373,3 +384,27 @@ function drawFocus() {
 }
 $("cls-run").addEventListener("click", classify);
 for (const id of ["cls-layer", "cls-head"]) $(id).addEventListener("change", drawFocus);
+
+// ---------- translate (a translation model) ----------
+async function translate() {
+  const out = $("tr-output"), status = $("tr-status");
+  out.textContent = "";
+  status.textContent = "translating…";
+  const started = performance.now();
+  const response = await fetch("v1/completions", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ prompt: $("tr-text").value, beam: numberField("tr-beam") }),
+  });
+  if (!response.ok) { status.textContent = "error: " + (await errorMessage(response)); return; }
+  const answer = await response.json();
+  out.textContent = answer.choices[0].text;
+  status.textContent = `${answer.usage.completion_tokens} tokens in ${((performance.now() - started) / 1000).toFixed(2)} s, ` +
+    `beam ${numberField("tr-beam") || 1}`;
+}
+$("tr-run").addEventListener("click", translate);
+$("tr-attention").addEventListener("click", () => {
+  $("att-text").value = $("tr-text").value;
+  $("att-translation").value = $("tr-output").textContent;
+  showView("attention");
+  loadAttention();
+});

@@ -42,8 +42,8 @@ Run add_serve(CLI::App& app) {
   serve::Limits& limit_flags = flags.limits;
   add_model_options(cmd, a->model);
   cmd->get_option("--threads")
-      ->description("threads of the model's forward passes (a GPT's batcher; a BERT's or a classifier's requests, "
-                    "one at a time) (0 = half the cores, at least 1; the other cores serve the connections)");
+      ->description("threads of the model's forward passes (a GPT's batcher; the other kinds' requests, one at a "
+                    "time) (0 = half the cores, at least 1; the other cores serve the connections)");
   cmd->add_option("--host", flags.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", flags.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();
   cmd->add_option("--slots", flags.slots, "generations that run at once, decoded together in one batch, each with its "
@@ -94,7 +94,8 @@ Run add_serve(CLI::App& app) {
       o.chat_template = serve::chat_template_from_json(read_json_file(a->chat_template), "--chat-template " + a->chat_template);
     LoadedModel m = load_model(a->model);
     if (!serve::servable(*m.kind))
-      throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT or a classifier (the kinds potop serve answers)");
+      throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT, a classifier or a translation model (the kinds potop "
+                                                "serve answers)");
     announce(m);
     // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
     // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting
@@ -102,7 +103,7 @@ Run add_serve(CLI::App& app) {
     // gave a quarter of 1 thread's tokens/s (docs/serve.md, "Threads").
     o.threads = a->model.threads > 0 ? a->model.threads : std::max(1, hardware_threads() / 2);
 
-    // A GPT's generations are batched; a BERT's or a classifier's requests run one at a time.
+    // A GPT's generations are batched; the other kinds' requests run one at a time.
     const std::string how = m.kind->name == "gpt" ? "batches of up to " + std::to_string(o.slots) + ", " +
                                                         std::to_string(o.threads) + " threads, queue " +
                                                         std::to_string(o.queue)

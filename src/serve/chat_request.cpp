@@ -19,20 +19,6 @@ std::string fill(const std::string& pattern, const std::string& content) {
   return out + pattern.substr(at);
 }
 
-// A message's text: a string, or an array of {"type": "text", "text": ...} parts, joined.
-std::string message_text(const json& content, const std::string& where) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) throw ApiError::invalid("messages", where + ".content must be a string or an array of text parts");
-  std::string text;
-  for (const json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
-      throw ApiError::invalid("messages", where + ".content: only text parts ({\"type\": \"text\", \"text\": ...}) are "
-                                                  "supported (images and audio are not)");
-    text += part["text"].get<std::string>();
-  }
-  return text;
-}
-
 std::string render(const ChatTemplate& t, const json& messages) {
   if (!messages.is_array() || messages.empty())
     throw ApiError::invalid("messages", "messages must be a non-empty array of {\"role\", \"content\"} objects");
@@ -78,6 +64,19 @@ void refuse_unsupported(const json& body) {
 }
 
 }  // namespace
+
+std::string message_text(const json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw ApiError::invalid("messages", where + ".content must be a string or an array of text parts");
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      throw ApiError::invalid("messages", where + ".content: only text parts ({\"type\": \"text\", \"text\": ...}) are "
+                                                  "supported (images and audio are not)");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
 
 ChatTemplate chat_template_from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw Error(source + ": a chat template must be a JSON object");

@@ -46,6 +46,10 @@ struct ChatRequest {
   bool include_usage = false;    // stream_options.include_usage: a last chunk with the usage
 };
 
+// A message's text: its content, a string or an array of text parts joined; anything else is a
+// 400 naming `where` ("messages[2]").
+std::string message_text(const nlohmann::json& content, const std::string& where);
+
 // Parses a request body. Throws ApiError (400) naming the field for every mistake.
 ChatRequest parse_chat_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
 

@@ -1,15 +1,11 @@
 // A BERT and a classifier served: what the two bidirectional encoders answer. Their requests
-// are whole forward passes, short and independent, so they run one at a time on the model with
-// the server's --threads (a GPT's batcher exists to interleave long generations; these have none).
+// are whole forward passes, short and independent: they run one at a time (OneAtATime).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <optional>
 
 #include "core/error.h"
-#include "core/threads.h"
 #include "models/bert/fill_mask.h"
 #include "models/classifier/classifier_data.h"
 #include "report/encoder_attention.h"
@@ -60,7 +56,7 @@ std::string base64_floats(const std::vector<float>& v) {
 
 class EncoderEndpoints final : public Endpoints {
  public:
-  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o) {
+  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
     name = m.weights.parent_path().filename().string();
     if (name.empty()) name = m.weights.stem().string();
     kind = m.kind->name;
@@ -106,31 +102,13 @@ class EncoderEndpoints final : public Endpoints {
     return r;
   }
 
-  Load load() const override { return {waiting.load(), busy.load(), 1}; }
+  Load load() const override { return exclusive.load(); }
 
  private:
-  // Runs `work` (which parses the request and runs the model) alone on the model; a client's
-  // mistake is its 4xx.
+  // Runs `work` (which parses the request and runs the model) alone on the model.
   template <class Work>
   void answer(httplib::Response& res, Work work) {
-    try {
-      ++waiting;
-      std::unique_lock lock(mutex);
-      --waiting;
-      busy = 1;
-      set_threads(options.threads);
-      json body;
-      try {
-        body = work();
-      } catch (...) {
-        busy = 0;
-        throw;
-      }
-      busy = 0;
-      send_json(res, body);
-    } catch (const ApiError& e) {
-      send_error(res, e);
-    }
+    exclusive.run(res, [&] { send_json(res, work()); });
   }
 
   json attention(const httplib::Request& req) {
@@ -253,8 +231,7 @@ class EncoderEndpoints final : public Endpoints {
   std::string name, kind;
   std::optional<LoadedBert> bert;
   std::optional<LoadedClassifier> classifier;
-  std::mutex mutex;
-  std::atomic<int> waiting{0}, busy{0};
+  OneAtATime exclusive;
 };
 
 }  // namespace

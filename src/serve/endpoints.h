@@ -1,6 +1,6 @@
 // What a served model answers, one implementation per kind of model: a GPT completes text
 // (gpt_endpoints.cpp); a BERT fills in [MASK] and embeds texts, a classifier labels them
-// (encoder_endpoints.cpp). The server (server.cpp) adds what every model has (/health, /metrics,
+// (encoder_endpoints.cpp); a translation model translates (translation_endpoints.cpp). The server (server.cpp) adds what every model has (/health, /metrics,
 // /v1/models, the studio) and answers an endpoint the kind lacks with a 400 naming the kind.
 #pragma once
 #include <httplib.h>
@@ -11,7 +11,13 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+#include <mutex>
+
 #include "checkpoint/model_dir.h"
+#include "core/threads.h"
+#include "serve/api_error.h"
+#include "serve/http_json.h"
 #include "serve/metrics.h"
 #include "serve/server.h"
 
@@ -38,8 +44,44 @@ class Endpoints {
   virtual Load load() const = 0;
 };
 
+// Requests that run one at a time on a model, each a few forward passes (a BERT's, a
+// classifier's, a translation model's; a GPT's batcher exists to interleave long generations,
+// these have none): the lock, the thread count, the gauges, and a client's mistake as its 4xx.
+class OneAtATime {
+ public:
+  explicit OneAtATime(int threads) : threads_(threads) {}
+  // Runs work() alone; an ApiError it throws becomes the response.
+  template <class Work>
+  void run(httplib::Response& res, Work work) {
+    try {
+      ++waiting_;
+      std::unique_lock lock(mutex_);
+      --waiting_;
+      busy_ = 1;
+      set_threads(threads_);
+      try {
+        work();
+      } catch (...) {
+        busy_ = 0;
+        throw;
+      }
+      busy_ = 0;
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    }
+  }
+  Load load() const { return {waiting_.load(), busy_.load(), 1}; }
+
+ private:
+  int threads_;
+  std::mutex mutex_;
+  std::atomic<int> waiting_{0}, busy_{0};
+};
+
 std::unique_ptr<Endpoints> gpt_endpoints(LoadedModel&& model, const ServeOptions& options, Metrics& metrics);
 // A BERT or a classifier.
 std::unique_ptr<Endpoints> encoder_endpoints(LoadedModel&& model, const ServeOptions& options);
+// A translation model (kind encoder-decoder).
+std::unique_ptr<Endpoints> translation_endpoints(LoadedModel&& model, const ServeOptions& options);
 
 }  // namespace potop::serve

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "models/bert/bert_kind.h"
 #include "models/classifier/classifier_kind.h"
+#include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
 #include "serve/connection_threads.h"
 #include "serve/endpoints.h"
@@ -62,7 +63,8 @@ std::string route_label(const std::string& path) {
 }  // namespace
 
 bool servable(const ModelKind& kind) {
-  return &kind == &gpt_kind() || &kind == &bert_kind() || &kind == &classifier_kind();
+  return &kind == &gpt_kind() || &kind == &bert_kind() || &kind == &classifier_kind() ||
+         &kind == &encoder_decoder_kind();
 }
 
 struct Server::Impl {
@@ -72,6 +74,8 @@ struct Server::Impl {
     if (name.empty()) name = m.weights.stem().string();
     if (m.kind == &gpt_kind())
       endpoints = gpt_endpoints(std::move(m), o, metrics);
+    else if (m.kind == &encoder_decoder_kind())
+      endpoints = translation_endpoints(std::move(m), o);
     else
       endpoints = encoder_endpoints(std::move(m), o);
   }

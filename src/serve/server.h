@@ -1,10 +1,13 @@
 // `potop serve`: the HTTP server for one model of a kind it can serve (endpoints.h). Routes:
-//   POST /v1/completions   a GPT: completion_request.h (JSON, or server-sent events with "stream")
-//   POST /v1/chat/completions  a GPT: chat_request.h, the same generation in the chat shape
+//   POST /v1/completions   a GPT: completion_request.h (JSON, or server-sent events with "stream");
+//                          a translation model: the prompt's translation
+//   POST /v1/chat/completions  a GPT: chat_request.h, the same generation in the chat shape; a
+//                          translation model: the last user message's translation
 //   POST /v1/fill-mask     a BERT: the top-k tokens for each [MASK] of a text
 //   POST /v1/embeddings    a BERT: one unit vector per text (OpenAI's shape)
 //   POST /v1/classify      a classifier: a label and the class probabilities per text
-//   GET|POST /v1/attention every kind served: tokens and layers × heads × T × T weights
+//   GET|POST /v1/attention every kind served: tokens and layers × heads × T × T weights (a
+//                          translation model: its cross-attention, target rows × source keys)
 //   GET  /v1/models        the one model served (and its aliases); GET /v1/models/{id}: one
 //   GET  /health           {"status": "ok"}
 //   GET  /metrics          Prometheus text (metrics.h)
@@ -43,7 +46,7 @@ struct ServeOptions {
   std::vector<std::string> aliases;
 };
 
-// The kinds served: a GPT, a BERT and a classifier.
+// The kinds served: a GPT, a BERT, a classifier and a translation model.
 bool servable(const ModelKind& kind);
 
 class Server {

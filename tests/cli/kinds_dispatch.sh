@@ -2,8 +2,8 @@
 # The commands that take any model kind dispatch on config.json's "kind" (models/kinds.h): a GPT,
 # a bag-of-words LM and a translation model, each trained a few steps, are reported with their
 # kind by potop info and scored by potop eval (a text, or the translation model's test.tsv);
-# potop attention draws each kind's maps; sample and serve given a translation model (serve: a
-# bag-of-words LM too) refuse it in one line naming its kind and the command to use.
+# potop attention draws each kind's maps; sample given a translation model and serve given a
+# bag-of-words LM refuse it in one line naming its kind and the command to use.
 #   kinds_dispatch.sh <potop>
 POTOP=$1
 source "$(dirname "$0")/lib.sh"
@@ -62,8 +62,7 @@ fi
 
 # The commands a kind cannot take say so in one line, with the command to use.
 expect_error "sample of a translation model" 1 strict "mt" "encoder-decoder" "not a GPT" "use potop translate" -- sample -m mt -n 5
-expect_error "serve of a translation model" 1 strict "mt" "encoder-decoder" "not a GPT, a BERT or a classifier" "use potop translate" -- serve -m mt --port 0
-expect_error "serve of a bag-of-words LM" 1 strict "bow" "kind 'bow'" "not a GPT, a BERT or a classifier" -- serve -m bow --port 0
+expect_error "serve of a bag-of-words LM" 1 strict "bow" "kind 'bow'" "not a GPT, a BERT, a classifier or a translation model" -- serve -m bow --port 0
 expect_error "translate of a GPT" 1 strict "gpt" "decoder-only" "potop sample" -- translate -m gpt
 expect_error "eval of a GPT without --data" 1 strict "--data" -- eval -m gpt
 expect_error "eval of a translation model with --stride" 1 strict "--stride" "not for a translation model" -- eval -m mt --stride 3

@@ -22,7 +22,7 @@ const ModelKind& encoder_decoder_kind() {
       .description = "an encoder-decoder translation model",
       .noun = "a translation model",
       .tokenizer = "bpe",
-      .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention",
+      .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention", "serve",
                    "translate train --init-from"},
       .hint = "use potop translate (translate eval, translate attention)",
       .describe = describe_encoder_decoder,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# potop serve of a BERT and of a classifier: a tiny BERT pre-trained and a classifier fine-tuned
-# from it in the test, each served on a free port; tests/cli/serve_encoders_api.py checks every
-# endpoint against the command line, then OpenAI's Node SDK (tests/clients) and the studio in
-# chromium (tests/browser) use them; SIGTERM stops both cleanly.
+# potop serve of every kind but the GPT (tests/cli/serve.sh): a tiny BERT pre-trained, a
+# classifier fine-tuned from it and a translation model trained in the test, each served on a free
+# port; tests/cli/serve_kinds_api.py checks every endpoint against the command line, then the
+# clients (tests/clients) and the studio in chromium (tests/browser) use them; SIGTERM stops all
+# cleanly.
 POTOP=$1
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -29,34 +30,41 @@ for path, n in (("train.tsv", 200), ("dev.tsv", 40)):
 PY
 "$POTOP" classify train --data train.tsv --dev dev.tsv --init-from bert --out classifier --epochs 2 --batch-size 8 \
   --threads 1 >/dev/null 2>classify.log || { fail "classify train: $(cat classify.log)"; finish; }
+# Sentence pairs: four words of the corpus and the same four reversed.
+tr -s ' \n.' '\n' <text.txt | awk 'NF' | awk 'NR <= 1600' | paste -d ' ' - - - - |
+  awk '{ print $0 "\t" $4 " " $3 " " $2 " " $1 }' >pairs.tsv
+"$POTOP" translate train --data pairs.tsv --out mt --columns fwd,rev --source fwd --target rev --vocab-size 300 \
+  --n-layer 1 --n-head 2 --n-embd 32 --block-size 32 --batch-tokens 256 --eval-sentences 5 --dev-size 20 --test-size 20 --steps 150 \
+  --eval-interval 60 --warmup 10 --threads 1 >/dev/null 2>mt.log || { fail "translate train: $(cat mt.log)"; finish; }
 
 start_serve bert.serve.log --model bert --threads 1
 BERT_PORT=$PORT BERT_PID=$SERVER_PID
 start_serve classifier.serve.log --model classifier --threads 1
 CLS_PORT=$PORT CLS_PID=$SERVER_PID
+start_serve mt.serve.log --model mt --threads 1
+MT_URL=http://127.0.0.1:$PORT MT_PID=$SERVER_PID
 grep -q "(a BERT: one request at a time, 1 threads)" bert.serve.log || fail "bert's listening line: $(cat bert.serve.log)"
 BERT_URL=http://127.0.0.1:$BERT_PORT CLS_URL=http://127.0.0.1:$CLS_PORT
 
-if /usr/bin/python3 "$HERE/serve_encoders_api.py" "$POTOP" "$BERT_URL" bert "$CLS_URL" classifier; then
-  ok "API checks (a BERT and a classifier)"
+if /usr/bin/python3 "$HERE/serve_kinds_api.py" "$POTOP" "$BERT_URL" bert "$CLS_URL" classifier "$MT_URL" mt; then
+  ok "API checks (a BERT, a classifier, a translation model)"
 else
-  fail "API checks (a BERT and a classifier)"
+  fail "API checks (a BERT, a classifier, a translation model)"
 fi
 
-# The clients: OpenAI's SDK (tests/clients) and the studio in chromium (tests/browser), installed
-# by scripts/setup.sh.
-node_test "OpenAI's Node SDK" "$ROOT/tests/clients" encoders.test.mjs "$BERT_URL" "$CLS_URL"
+# The clients (tests/clients) and the studio in chromium (tests/browser), installed by scripts/setup.sh.
+node_test "the clients: embeddings, translations" "$ROOT/tests/clients" kinds.test.mjs "$BERT_URL" "$CLS_URL" "$MT_URL"
 shots=${POTOP_SCREENSHOTS:-$WORK/shots}
 mkdir -p "$shots"
-node_test studio "$ROOT/tests/browser" encoders.test.mjs "$BERT_URL" "$CLS_URL" "$shots"
+node_test studio "$ROOT/tests/browser" kinds.test.mjs "$BERT_URL" "$CLS_URL" "$MT_URL" "$shots"
 
-for pid in "$BERT_PID" "$CLS_PID"; do
+for pid in "$BERT_PID" "$CLS_PID" "$MT_PID"; do
   kill -TERM "$pid"
   rc=0
   wait "$pid" || rc=$?
   [ "$rc" = 0 ] || fail "SIGTERM: server $pid exited $rc"
 done
-if grep -qE 'Sanitizer|runtime error:|terminate called' bert.serve.log classifier.serve.log; then
-  fail "server logs: $(cat bert.serve.log classifier.serve.log)"
+if grep -qE 'Sanitizer|runtime error:|terminate called' bert.serve.log classifier.serve.log mt.serve.log; then
+  fail "server logs: $(cat bert.serve.log classifier.serve.log mt.serve.log)"
 fi
 finish

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Checks `potop serve` of a BERT and of a classifier over HTTP, with the standard library only.
+"""Checks `potop serve` of a BERT, a classifier and a translation model over HTTP, with the
+standard library only.
 
-usage: serve_encoders_api.py POTOP BERT_URL BERT_DIR CLASSIFIER_URL CLASSIFIER_DIR
+usage: serve_kinds_api.py POTOP BERT_URL BERT_DIR CLASSIFIER_URL CLASSIFIER_DIR MT_URL MT_DIR
 Each answer is compared with what the command line gives for the same model (potop bert fill
---json, potop classify predict --json), the attention maps with the rules they follow, and every
-endpoint a kind lacks or a request gets wrong with its 400. Prints "ok ..." per check and exits 1
-if any failed.
+--json, potop classify predict --json, potop translate), the attention maps with the rules they
+follow, and every endpoint a kind lacks or a request gets wrong with its 4xx. Prints "ok ..." per
+check and exits 1 if any failed.
 """
 import base64
 import json
@@ -17,7 +18,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-POTOP, BERT, BERT_DIR, CLS, CLS_DIR = sys.argv[1:6]
+POTOP, BERT, BERT_DIR, CLS, CLS_DIR, MT, MT_DIR = sys.argv[1:8]
 failures = 0
 
 
@@ -166,5 +167,61 @@ check("classify without a body: 400", status == 400 and "JSON object" in answer[
 status, health = request(CLS, "/health")
 check("health of an encoder: one request at a time, none busy", status == 200 and health["slots"] == 1 and
       health["slots_busy"] == 0, health)
+
+# ---------- translation model ----------
+status, models = request(MT, "/v1/models")
+meta = models["data"][0]["meta"]
+check("translation: /v1/models names the kind, the languages and its views",
+      status == 200 and meta["kind"] == "encoder-decoder" and (meta["source"], meta["target"]) == ("fwd", "rev") and
+      meta["views"] == ["translate", "attention"], meta)
+sentence = "pan zagłoba zawołał żywo"
+for beam in (1, 3):
+    status, r = request(MT, "/v1/completions", {"prompt": sentence, "beam": beam, "temperature": 0.7})
+    expected = cli("translate", "-m", MT_DIR, "--beam", str(beam), stdin=sentence + "\n").rstrip("\n")
+    check(f"translation (beam {beam}): potop translate's, in a text completion",
+          status == 200 and r["object"] == "text_completion" and r["choices"][0]["text"] == expected and
+          r["choices"][0]["finish_reason"] in ("stop", "length"), (r, expected))
+status, plain = request(MT, "/v1/completions", {"prompt": sentence})
+status, r = request(MT, "/v1/chat/completions", {"messages": [{"role": "system", "content": "translate"},
+                                                              {"role": "user", "content": "kmicic"},
+                                                              {"role": "assistant", "content": "x"},
+                                                              {"role": "user", "content": sentence}]})
+check("translation chat: the last user message translated", status == 200 and r["object"] == "chat.completion" and
+      r["choices"][0]["message"]["content"] == plain["choices"][0]["text"], (r, plain))
+req = urllib.request.Request(MT + "/v1/chat/completions", json.dumps(
+    {"messages": [{"role": "user", "content": sentence}], "stream": True,
+     "stream_options": {"include_usage": True}}).encode(), {"Content-Type": "application/json"})
+events = [e[6:] for e in urllib.request.urlopen(req, timeout=60).read().decode().split("\n\n") if e]
+chunks = [json.loads(e) for e in events[:-1]]
+text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+check("translation chat streamed: role, the text, finish, usage, [DONE]",
+      events[-1] == "[DONE]" and chunks[0]["choices"][0]["delta"]["role"] == "assistant" and
+      text == plain["choices"][0]["text"] and chunks[-1]["usage"]["completion_tokens"] >= 1, events)
+status, short = request(MT, "/v1/completions", {"prompt": sentence, "max_tokens": 1})
+check("translation max_tokens: cut, finish_reason length",
+      status == 200 and short["usage"]["completion_tokens"] == 1 and short["choices"][0]["finish_reason"] == "length", short)
+
+status, att = request(MT, "/v1/attention", {"text": sentence})
+rows = [row for layer in att["attention"] for head in layer for row in head]
+# (a translation as long as the block is cut by one: its rows are <s> and the tokens before the last)
+check("cross-attention: target rows (its own translation, then </s>) over the source's tokens and </s>",
+      status == 200 and att["cross"] is True and att["queries"][-1] == "</s>" and att["tokens"][-1] == "</s>" and
+      plain["choices"][0]["text"].startswith(att["translation"]) and
+      len(rows) == att["n_layer"] * att["n_head"] * len(att["queries"]) and
+      all(len(r) == len(att["tokens"]) and abs(sum(r) - 1) < 1e-3 for r in rows), att.get("queries"))
+status, given = request(MT, "/v1/attention", {"text": sentence, "translation": "żywo zawołał"})
+check("cross-attention of a given translation", status == 200 and "".join(given["queries"][:-1]).strip() and
+      given["translation"] == "żywo zawołał", given.get("queries"))
+
+expect_error("translation logprobs", MT, "/v1/completions", {"prompt": sentence, "logprobs": 1}, "logprobs", "not supported")
+expect_error("translation echo", MT, "/v1/completions", {"prompt": sentence, "echo": True}, "echo", "not supported")
+expect_error("translation beam 0", MT, "/v1/completions", {"prompt": sentence, "beam": 0}, "beam", "from 1")
+expect_error("translation beam 17", MT, "/v1/completions", {"prompt": sentence, "beam": 17}, "beam", "to 16")
+expect_error("translation too long", MT, "/v1/completions", {"prompt": "pan zagłoba " * 80}, "prompt",
+             "longer than the model's block")
+expect_error("translation of nothing", MT, "/v1/completions", {"prompt": ""}, "prompt", "nothing to translate")
+expect_error("translation chat without a user message", MT, "/v1/chat/completions",
+             {"messages": [{"role": "system", "content": "x"}]}, "messages", "last user message")
+expect_error("translation embeddings", MT, "/v1/embeddings", {"input": "x"}, "model", "kind 'encoder-decoder'")
 
 sys.exit(1 if failures else 0)

@@ -1,11 +1,12 @@
-// The studio of a BERT and of a classifier in Debian's chromium (playwright-core).
-// usage: node encoders.test.mjs BERT_URL CLASSIFIER_URL SCREENSHOT_DIR
+// The studio of a BERT, a classifier and a translation model in Debian's chromium (playwright-core).
+// usage: node kinds.test.mjs BERT_URL CLASSIFIER_URL MT_URL SCREENSHOT_DIR
 // Checks that each shows only its kind's views, the masked-word fill draws one bar per fill, its
 // attention opens on the [MASK] with lines to every token (an encoder sees both sides), and the
-// classifier's labels come with what [CLS] attends to, per layer and head; writes screenshots.
+// classifier's labels come with what [CLS] attends to, per layer and head, and a translation's
+// cross-attention draws target tokens on the left, source tokens on the right; writes screenshots.
 import { chromium } from "playwright-core";
 
-const [bertUrl, classifierUrl, shots] = process.argv.slice(2);
+const [bertUrl, classifierUrl, mtUrl, shots] = process.argv.slice(2);
 let failures = 0;
 function check(name, ok, detail = "") {
   if (ok) console.log(`ok   ${name}`);
@@ -66,6 +67,29 @@ try {
   const after = await page.locator("#cls-focus .focus-tok").evaluateAll((s) => s.map((e) => e.dataset.weight).join());
   check("per layer and head: choosing another redraws", layers >= 1 && before !== after, `${before} / ${after}`);
   await page.screenshot({ path: `${shots}/studio-classify.png` });
+
+  // A translation model: a translation, then its cross-attention.
+  await page.goto(mtUrl + "/");
+  await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("encoder-decoder"));
+  check("translation: only its views, translate open", JSON.stringify(await visibleTabs(page)) === '["Translate","Attention"]' &&
+    (await page.isVisible("#tr-text")), JSON.stringify(await visibleTabs(page)));
+  await page.fill("#tr-text", "pan zagłoba zawołał żywo");
+  await page.click("#tr-run");
+  await page.waitForFunction(() => document.getElementById("tr-status").textContent.includes("tokens in"));
+  const translation = await page.textContent("#tr-output");
+  check("translate: a translation", translation.length > 0, translation);
+  await page.click("#tr-attention");
+  await page.waitForSelector("#att-lines");
+  const targets = await page.locator("#att-lines text.tok-query").allTextContents();
+  const sources = await page.locator("#att-lines text.tok-key").allTextContents();
+  const crossLines = await page.locator("#att-lines line.att-line").count();
+  check("cross-attention: target tokens and </s> on the left, the source's on the right, a line to each",
+    targets[targets.length - 1] === "</s>" && sources[sources.length - 1] === "</s>" && crossLines === sources.length &&
+    (await page.textContent("#att-sees")).includes("target token"), `${targets} | ${sources} | ${crossLines}`);
+  await page.selectOption("#att-mode", "heatmap");
+  check("cross-attention heat map: targets × sources",
+    (await page.locator("#att-heatmap rect.cell").count()) === targets.length * sources.length);
+  await page.screenshot({ path: `${shots}/studio-cross-attention.png` });
   check("no script errors", errors.length === 0, errors.join("; "));
 } finally {
   await browser.close();

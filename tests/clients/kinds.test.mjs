@@ -1,15 +1,16 @@
-// A BERT and a classifier served by potop, through OpenAI's official Node SDK as users call it.
-// usage: node encoders.test.mjs BERT_URL CLASSIFIER_URL
+// A BERT, a classifier and a translation model served by potop, through the clients users run
+// (OpenAI's Node SDK, the AI SDK, LangChain). usage: node kinds.test.mjs BERT_URL CLASSIFIER_URL MT_URL
 // Checks that embeddings.create works with the SDK's default (base64, decoded by the SDK) and
 // with encoding_format "float", that both give the same unit vectors, that the AI SDK's embedMany
 // and LangChain's OpenAIEmbeddings get them too, that models.list names the model, and that an
-// endpoint the kind lacks is the SDK's BadRequestError naming the kind.
+// endpoint the kind lacks is the SDK's BadRequestError naming the kind; and that a translation
+// model answers chat.completions (streamed and not), the AI SDK and LangChain with its translation.
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
-import { embedMany } from "ai";
-import { OpenAIEmbeddings } from "@langchain/openai";
+import { embedMany, generateText } from "ai";
+import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 
-const [bertUrl, classifierUrl] = process.argv.slice(2);
+const [bertUrl, classifierUrl, mtUrl] = process.argv.slice(2);
 let failures = 0;
 function check(name, ok, detail = "") {
   if (ok) console.log(`ok   ${name}`);
@@ -62,4 +63,23 @@ try {
 const labelled = await classifier.post("/classify", { body: { input: ["kmicic dobry pan", "zły zagłoba"] } });
 check("client.post('/classify'): a label per text", labelled.data.length === 2 && labelled.data.every((d) => typeof d.label === "string"),
   JSON.stringify(labelled));
+// A translation model: the same translation through every client.
+const mt = client(mtUrl);
+const mtModel = (await mt.models.list()).data[0].id;
+const sentence = "pan zagłoba zawołał żywo";
+const direct = await mt.completions.create({ model: mtModel, prompt: sentence });
+const translation = direct.choices[0].text;
+const chat = await mt.chat.completions.create({ model: mtModel, messages: [{ role: "user", content: sentence }] });
+check("translation: chat.completions gives the completion's translation", chat.choices[0].message.content === translation &&
+  translation.length > 0, `${chat.choices[0].message.content} / ${translation}`);
+let streamed = "";
+for await (const chunk of await mt.chat.completions.create({ model: mtModel, messages: [{ role: "user", content: sentence }], stream: true }))
+  streamed += chunk.choices[0]?.delta?.content ?? "";
+check("translation: streamed, the same", streamed === translation, streamed);
+const viaAi = await generateText({ model: createOpenAI({ baseURL: `${mtUrl}/v1`, apiKey: "unused" }).chat(mtModel),
+  prompt: sentence, maxRetries: 0 });
+check("translation: AI SDK generateText", viaAi.text === translation, viaAi.text);
+const viaLc = await new ChatOpenAI({ model: mtModel, apiKey: "unused", configuration: { baseURL: `${mtUrl}/v1` }, maxRetries: 0 })
+  .invoke(sentence);
+check("translation: LangChain ChatOpenAI", viaLc.content === translation, viaLc.content);
 process.exit(failures ? 1 : 0);

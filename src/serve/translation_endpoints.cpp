@@ -1,0 +1,204 @@
+// A translation model served: /v1/completions and /v1/chat/completions answer with the
+// translation of the prompt (of the last user message in a chat), decoded by greedy or beam
+// search as `potop translate` does, and /v1/attention gives the decoder's cross-attention over
+// the source. A translation is searched, not sampled: the sampling fields are accepted (clients
+// send them by default) and change nothing; "beam" (1..16) and "alpha" choose the search.
+// Requests run one at a time (OneAtATime).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "core/error.h"
+#include "models/encoder_decoder/translation_model.h"
+#include "models/encoder_decoder/translator.h"
+#include "serve/chat_request.h"
+#include "serve/completion_shape.h"
+#include "serve/endpoints.h"
+#include "serve/http_json.h"
+
+namespace potop::serve {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxBeam = 16;
+
+class TranslationEndpoints final : public Endpoints {
+ public:
+  TranslationEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
+    name = m.weights.parent_path().filename().string();
+    if (name.empty()) name = m.weights.stem().string();
+    model = as_translation_model(std::move(m));
+  }
+
+  json meta() const override {
+    const EncoderDecoderConfig& c = model.config;
+    return {{"kind", "encoder-decoder"}, {"source", model.source}, {"target", model.target},
+            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
+            {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"tokenizer", model.tokenizer->kind()},
+            {"parameters", model.model->num_parameters()}, {"checkpoint", model.weights.string()},
+            {"views", {"translate", "attention"}}};
+  }
+
+  std::vector<Route> routes() override {
+    auto attend = [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { attention(req, res); }); };
+    return {{"POST", "/v1/completions",
+             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, false); }); }},
+            {"POST", "/v1/chat/completions",
+             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, true); }); }},
+            {"GET", "/v1/attention", attend},
+            {"POST", "/v1/attention", attend}};
+  }
+
+  Load load() const override { return exclusive.load(); }
+
+ private:
+  // A sentence's source ids: its tokens and </s>; longer than the block is a 400.
+  std::vector<int> source_of(const std::string& text, const std::string& field) const {
+    std::vector<int> ids;
+    try {
+      ids = model.tokenizer->encode(text, field, options.unknown, nullptr);
+    } catch (const Error& e) {
+      throw ApiError::invalid(field, e.what());
+    }
+    if (ids.empty()) throw ApiError::invalid(field, field + " holds nothing to translate");
+    ids.push_back(kEosId);
+    if (static_cast<int>(ids.size()) > model.config.block_size)
+      throw ApiError::invalid(field, field + " is " + std::to_string(ids.size()) + " tokens with </s>, longer than the "
+                                         "model's block of " + std::to_string(model.config.block_size));
+    return ids;
+  }
+
+  // "beam" and "alpha": the search, as potop translate's --beam and --alpha.
+  static DecodeOptions decode_options(const json& body) {
+    DecodeOptions d;
+    if (auto it = body.find("beam"); it != body.end() && !it->is_null()) {
+      if (!it->is_number_integer() || *it < 1 || *it > kMaxBeam)
+        throw ApiError::invalid("beam", "beam must be an integer from 1 (greedy) to " + std::to_string(kMaxBeam));
+      d.beam = it->get<int>();
+    }
+    if (auto it = body.find("alpha"); it != body.end() && !it->is_null()) {
+      if (!it->is_number() || !std::isfinite(it->get<double>()) || *it < 0 || *it > 10)
+        throw ApiError::invalid("alpha", "alpha must be a number from 0 to 10");
+      d.alpha = it->get<float>();
+    }
+    return d;
+  }
+
+  void translate(const httplib::Request& req, httplib::Response& res, bool chat) {
+    const json body = json_object_body(req);
+    CompletionRequest r;
+    std::string source_text;
+    bool include_usage = false;
+    if (chat) {
+      // The sentence is the last user message: the template's rendering is for language models.
+      ChatRequest c = parse_chat_request(req.body, options.limits, ChatTemplate{});
+      r = c.completion;
+      include_usage = c.include_usage;
+      for (size_t i = 0; i < body["messages"].size(); ++i)  // parse_chat_request checked them
+        if (body["messages"][i]["role"] == "user")
+          source_text = message_text(body["messages"][i]["content"], "messages[" + std::to_string(i) + "]");
+      if (source_text.empty())
+        throw ApiError::invalid("messages", "a translation model translates the last user message: there is none with text");
+    } else {
+      r = parse_completion_request(req.body, options.limits);
+      source_text = r.prompt;
+    }
+    if (r.logprobs >= 0)
+      throw ApiError::invalid("logprobs", "logprobs is not supported for a translation model (its text is searched, not sampled)");
+    if (r.echo) throw ApiError::invalid("echo", "echo is not supported for a translation model");
+    const DecodeOptions decode = decode_options(body);
+    const std::vector<int> source = source_of(source_text, chat ? "messages" : "prompt");
+    std::vector<int> target = translate_ids(*model.model, source, decode);
+    CompletionResult out;
+    out.prompt_tokens = static_cast<int>(source.size());
+    out.finish_reason = "stop";  // </s>
+    // A translation ends at </s> (or the model's length limit), not at --default-max-tokens: only a
+    // max_tokens the request gives cuts it.
+    const bool limited = body.contains("max_tokens") || body.contains("max_completion_tokens") || body.contains("n_predict");
+    if (limited && static_cast<int>(target.size()) > r.max_tokens)
+      target.resize(size_t(r.max_tokens)), out.finish_reason = "length";
+    out.completion_tokens = static_cast<int>(target.size());
+    out.text = model.tokenizer->decode(target);
+    const uint64_t seed = r.seed.value_or(0);
+    const CompletionShape shape(chat, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++), name, seed, -1,
+                                include_usage);
+    if (!r.stream) return res.set_content(shape.body(out), "application/json");
+    // The translation is whole before the first byte: one event with it, then the last ones.
+    CompletionChunk chunk;
+    chunk.text = out.text;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(shape.head() + shape.event(chunk) + shape.tail(out), "text/event-stream");
+  }
+
+  void attention(const httplib::Request& req, httplib::Response& res) {
+    std::string text, translation;
+    if (req.method == "POST") {
+      const json body = json_object_body(req);
+      text = string_field(body, "text");
+      if (body.contains("translation")) translation = string_field(body, "translation");
+    } else {
+      text = text_of(req);
+      if (req.has_param("translation")) translation = req.get_param_value("translation");
+    }
+    const std::vector<int> source = source_of(text, "text");
+    std::vector<int> target;
+    if (translation.empty()) {
+      target = translate_ids(*model.model, source, DecodeOptions{});
+    } else {
+      try {
+        target = model.tokenizer->encode(translation, "translation", options.unknown, nullptr);
+      } catch (const Error& e) {
+        throw ApiError::invalid("translation", e.what());
+      }
+    }
+    const EncoderDecoderConfig& c = model.config;
+    if (static_cast<int>(target.size()) + 1 > c.block_size) target.resize(size_t(c.block_size - 1));
+    const int S = static_cast<int>(source.size()), T = static_cast<int>(target.size()) + 1;
+    std::vector<int> input{kBosId};
+    input.insert(input.end(), target.begin(), target.end());
+    Batch batch;
+    batch.B = 1, batch.T = T, batch.S = S;
+    batch.tokens = input.data(), batch.source = source.data();
+    model.model->forward(batch, Pass{});
+    // Row i: the decoder position that predicts target token i (the last predicts </s>).
+    json layers = json::array();
+    for (int l = 0; l < c.n_layer; ++l) {
+      const float* att = model.model->cross_attention(l);  // (1, H, T, S)
+      json heads = json::array();
+      for (int h = 0; h < c.n_head; ++h) {
+        json rows = json::array();
+        for (int i = 0; i < T; ++i) {
+          json row = json::array();
+          for (int j = 0; j < S; ++j) row.push_back(std::round(att[(size_t(h) * T + i) * S + j] * 1e5) / 1e5);
+          rows.push_back(std::move(row));
+        }
+        heads.push_back(std::move(rows));
+      }
+      layers.push_back(std::move(heads));
+    }
+    auto label = [this](int id) { return id == kEosId ? std::string("</s>") : model.tokenizer->decode_one(id); };
+    json keys = json::array(), queries = json::array();
+    for (int id : source) keys.push_back(label(id));
+    for (int id : target) queries.push_back(label(id));
+    queries.push_back("</s>");
+    send_json(res, {{"tokens", keys}, {"queries", queries}, {"cross", true}, {"causal", false}, {"focus", 0},
+                    {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"translation", model.tokenizer->decode(target)},
+                    {"attention", layers}});
+  }
+
+  ServeOptions options;
+  std::string name;
+  TranslationModel model;
+  OneAtATime exclusive;
+  std::atomic<long> next_id{1};
+};
+
+}  // namespace
+
+std::unique_ptr<Endpoints> translation_endpoints(LoadedModel&& model, const ServeOptions& options) {
+  return std::make_unique<TranslationEndpoints>(std::move(model), options);
+}
+
+}  // namespace potop::serve
