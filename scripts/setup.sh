@@ -27,6 +27,8 @@ packages=(
   # potop serve: HTTP (cpp-httplib); its browser test (chromium driven by playwright-core from
   # npm, tests/browser) and load benchmark (wrk)
   libcpp-httplib-dev chromium nodejs npm wrk
+  # the reverse proxy docs/serve.md sets up in front of potop serve (tests/cli/serve_proxy.sh), with TLS
+  nginx-light openssl
   # word2vec's anchors: gensim (tests read potop's vectors with it; bench/word2vec.py) and fastText
   python3-gensim fasttext
   # the English pre-training corpus (scripts/pretrain-corpus.sh, docs/transfer.md): WordNet's

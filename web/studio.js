@@ -8,6 +8,21 @@
 const $ = (id) => document.getElementById(id);
 const tooltip = $("tooltip");
 
+// ---------- the API ----------
+// A server started with --api-key wants "Authorization: Bearer KEY": asked for once on a 401,
+// kept in this browser's localStorage.
+async function api(path, options = {}) {
+  for (let attempt = 0; ; ++attempt) {
+    const key = localStorage.getItem("potop-api-key");
+    const headers = { ...(options.headers || {}), ...(key ? { Authorization: `Bearer ${key}` } : {}) };
+    const response = await fetch(path, { ...options, headers });
+    if (response.status !== 401 || attempt > 0) return response;
+    const given = window.prompt("This server needs an API key (potop serve --api-key):");
+    if (!given) return response;
+    localStorage.setItem("potop-api-key", given);
+  }
+}
+
 // ---------- tabs ----------
 function showView(name) {
   document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.dataset.view === name));
@@ -22,7 +37,7 @@ function showTabs(views) {
 }
 
 let modelMeta = {};
-fetch("v1/models").then((r) => r.json()).then((j) => {
+api("v1/models").then((r) => r.json()).then((j) => {
   const m = j.data[0];
   modelMeta = m.meta;
   const kind = m.meta.kind && m.meta.kind !== "gpt" ? `${m.meta.kind}, ` : "";
@@ -97,7 +112,7 @@ async function generate() {
   const started = performance.now();
   let tokens = 0, seed = null;
   try {
-    const response = await fetch("v1/completions", {
+    const response = await api("v1/completions", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       signal: controller.signal,
     });
@@ -153,7 +168,7 @@ const attColour = (w) => `rgba(30, 90, 200, ${Math.min(1, 0.05 + 0.95 * w)})`;
 // translation model's cross-attention also has the target's tokens as "queries" (rows), the
 // source's as "tokens" (keys), for a given translation or the model's own.
 async function fetchAttention(text, translation) {
-  const response = await fetch("v1/attention", {
+  const response = await api("v1/attention", {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(translation ? { text, translation } : { text }),
   });
@@ -271,7 +286,7 @@ const surColour = (lp) => `hsla(20, 90%, 60%, ${Math.min(1, bits(lp) / 12)})`;
 async function score() {
   const out = $("sur-output"), status = $("sur-status");
   out.textContent = "";
-  const response = await fetch("v1/completions", {
+  const response = await api("v1/completions", {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ prompt: $("sur-text").value, max_tokens: 0, echo: true, logprobs: 5 }),
   });
@@ -308,7 +323,7 @@ async function fillMask() {
   const out = $("fill-output"), status = $("fill-status");
   out.textContent = "";
   status.textContent = "";
-  const response = await fetch("v1/fill-mask", {
+  const response = await api("v1/fill-mask", {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ text: $("fill-text").value, top_k: numberField("fill-k") }),
   });
@@ -338,7 +353,7 @@ async function classify() {
   const out = $("cls-output"), status = $("cls-status"), text = $("cls-text").value;
   out.textContent = "";
   status.textContent = "";
-  const response = await fetch("v1/classify", {
+  const response = await api("v1/classify", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ input: text }),
   });
   if (!response.ok) { status.textContent = "error: " + (await errorMessage(response)); return; }
@@ -391,7 +406,7 @@ async function translate() {
   out.textContent = "";
   status.textContent = "translating…";
   const started = performance.now();
-  const response = await fetch("v1/completions", {
+  const response = await api("v1/completions", {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ prompt: $("tr-text").value, beam: numberField("tr-beam") }),
   });

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -26,8 +27,12 @@ struct ServeArgs {
   ModelArgs model;
   serve::ServeOptions options;
   double max_body_kib = 1024;
-  std::string chat_template;
+  std::string chat_template, api_key_file;
 };
+
+// After SIGTERM, how long connections still open may take to finish before the process exits
+// anyway: a client that trickles its request must not hold the server up.
+constexpr auto kStopGrace = std::chrono::seconds(4);
 
 void check(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
@@ -72,6 +77,18 @@ Run add_serve(CLI::App& app) {
              "as train takes them");
   cmd->add_option("--alias", flags.aliases, "another name a request's \"model\" may give (repeatable); any other "
                                             "name is 404 model_not_found");
+  cmd->add_option("--max-connections", flags.max_connections, "connections served at once, each on a thread; more "
+                                                             "wait to be accepted")
+      ->capture_default_str();
+  cmd->add_option("--api-key", flags.guard.api_key, "a key every /v1 request must send as \"Authorization: Bearer KEY\" "
+                                                    "(401 otherwise; see also --api-key-file)");
+  cmd->add_option("--api-key-file", a->api_key_file, "read the API key from this file's first line (it stays out of "
+                                                     "the process list)");
+  cmd->add_option("--cors-origin", flags.guard.cors_origins, "a web origin (https://app.example) whose pages may call the "
+                                                             "API (repeatable; * allows every origin)");
+  cmd->add_option("--allow-host", flags.guard.allowed_hosts, "a Host name served besides the loopback ones when "
+                                                             "listening on a loopback address (a reverse proxy's; "
+                                                             "repeatable)");
   cmd->add_option("--max-attention-tokens", limit_flags.max_attention_tokens, "longest text /v1/attention takes, in tokens")
       ->capture_default_str();
   return [a]() {
@@ -90,6 +107,16 @@ Run add_serve(CLI::App& app) {
     check(l.max_logprobs >= 0 && l.max_logprobs <= 1000, "--max-logprobs must be between 0 and 1000");
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
+    check(o.max_connections >= 1 && o.max_connections <= 65536, "--max-connections must be between 1 and 65536");
+    if (!a->api_key_file.empty()) {
+      check(o.guard.api_key.empty(), "--api-key and --api-key-file: give one");
+      const std::string text = read_file(a->api_key_file);
+      o.guard.api_key = text.substr(0, text.find_first_of("\r\n"));
+      check(!o.guard.api_key.empty(), "--api-key-file " + a->api_key_file + ": the first line is empty");
+    }
+    for (const std::string& origin : o.guard.cors_origins)
+      check(origin == "*" || origin.starts_with("http://") || origin.starts_with("https://"),
+            "--cors-origin " + origin + ": an origin is scheme://host[:port], e.g. https://app.example (or *)");
     if (!a->chat_template.empty())
       o.chat_template = serve::chat_template_from_json(read_json_file(a->chat_template), "--chat-template " + a->chat_template);
     LoadedModel m = load_model(a->model);
@@ -116,6 +143,15 @@ Run add_serve(CLI::App& app) {
     std::thread watcher([&] {
       while (!done && !stop_signal_received()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
       server.stop();
+      // run() returns once every connection has closed; one that does not (a client trickling its
+      // request) is dropped with the process after the grace period.
+      const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+      while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!done) {
+        std::fprintf(stderr, "serve: stopped by signal %d; connections still open after %lld s were dropped\n",
+                     stop_signal_received(), static_cast<long long>(kStopGrace.count()));
+        std::_Exit(0);
+      }
     });
     try {
       server.run([&](int port) {

@@ -16,6 +16,7 @@
 #include "serve/endpoints.h"
 #include "serve/http_json.h"
 #include "serve/metrics.h"
+#include "serve/request_guard.h"
 #include "serve/web_assets.h"
 
 namespace potop::serve {
@@ -222,8 +223,15 @@ Server::Server(LoadedModel&& model, const ServeOptions& options) {
   // Enough connections served at once for every slot, every queued request, and a few more so
   // that a refusal (503) or /metrics is answered at once while all slots are busy. Each on a
   // thread that exits when its connection closes (serve/connection_threads.h: a flat RSS).
-  const int threads = options.slots + options.queue + 8;
+  // Enough for every slot and queued request, and beyond that for idle keep-alive clients and
+  // slow ones (each holds its thread until it sends or times out), up to --max-connections.
+  const int threads = std::max(options.max_connections, options.slots + options.queue + 8);
   s.http.new_task_queue = [threads] { return new ConnectionThreads(static_cast<size_t>(threads)); };
+  s.options.guard.loopback = is_loopback_host(options.host);
+  s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    return guard_request(s.options.guard, req, res) ? httplib::Server::HandlerResponse::Handled
+                                                     : httplib::Server::HandlerResponse::Unhandled;
+  });
   s.http.set_payload_max_length(options.limits.max_body_bytes);
   s.http.set_keep_alive_timeout(5);
   // A stream is one small write per token: Nagle's algorithm would hold each back until the

@@ -27,6 +27,7 @@
 #include "checkpoint/model_dir.h"
 #include "serve/chat_request.h"
 #include "serve/limits.h"
+#include "serve/request_guard.h"
 
 namespace potop::serve {
 
@@ -44,6 +45,10 @@ struct ServeOptions {
   Unknown unknown = Unknown::kError;
   // Other names a request's "model" may give (the model directory's name always serves).
   std::vector<std::string> aliases;
+  // Connections served at once (each on a thread); more wait in the listen backlog.
+  int max_connections = 256;
+  // API key, CORS origins, Host names (request_guard.h); `loopback` is set from `host` by run().
+  GuardOptions guard;
 };
 
 // The kinds served: a GPT, a BERT, a classifier and a translation model.

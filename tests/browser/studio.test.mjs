@@ -1,11 +1,11 @@
 // The web studio in a real browser: Debian's chromium driven by playwright-core (no browser
-// download). usage: node studio.test.mjs BASE_URL SCREENSHOT_DIR
+// download). usage: node studio.test.mjs BASE_URL SCREENSHOT_DIR [KEY_URL KEY]
 // Checks that the page loads, a completion streams into the playground with coloured tokens and
 // hover alternatives, clicking a token in the attention view draws its lines, the heat map and
 // the surprisal view render; writes screenshots for the README.
 import { chromium } from "playwright-core";
 
-const [base, shots] = process.argv.slice(2);
+const [base, shots, keyUrl, key] = process.argv.slice(2);
 let failures = 0;
 function check(name, ok, detail = "") {
   if (ok) console.log(`ok   ${name}`);
@@ -62,7 +62,10 @@ try {
   await page.waitForFunction(() => document.getElementById("status").textContent.includes("seed"));
   check("the seed shown reproduces the text", (await outputText()) === first && first.length === 40, `${shown}: ${first}`);
   // A stop string: the tokens shown end where the text does, the stop not among them.
-  const stop = first.slice(10, 12);
+  // (two characters without a newline: a text input drops newlines)
+  let at = 10;
+  while (first.slice(at, at + 2).includes("\n")) at++;
+  const stop = first.slice(at, at + 2);
   await page.fill("#stop", stop);
   await page.evaluate(() => { document.getElementById("status").textContent = ""; });
   await page.click("#generate");
@@ -100,6 +103,22 @@ try {
   check("surprisal: one span per character", scored === 24, scored);
   await page.screenshot({ path: `${shots}/studio-surprisal.png` });
   check("no script errors", errors.length === 0, errors.join("; "));
+
+  // A server with --api-key: the studio asks for the key once, then works.
+  if (keyUrl) {
+    const keyed = await browser.newPage();
+    let asked = 0;
+    keyed.on("dialog", (d) => { asked++; d.accept(key); });
+    await keyed.goto(keyUrl + "/");
+    await keyed.waitForFunction(() => document.getElementById("model-name").textContent.includes("layers"));
+    await keyed.fill("#prompt", "pan ");
+    await keyed.fill("#max_tokens", "5");
+    await keyed.click("#generate");
+    await keyed.waitForFunction(() => /tokens in|error/.test(document.getElementById("status").textContent));
+    const said = await keyed.textContent("#status");
+    check("--api-key: the studio asks for the key once and generates", asked === 1 && said.includes("tokens in"),
+      `asked ${asked} times: ${said}`);
+  }
 } finally {
   await browser.close();
 }

@@ -17,12 +17,15 @@ make_corpus corpus.txt 1500
 "$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
   { cat train.log >&2; fail "train exited non-zero"; finish; }
 start_serve serve.log --model model --threads 1
+MAIN_PORT=$PORT MAIN_PID=$SERVER_PID
+start_serve keyed.log --model model --threads 1 --api-key sekret
+KEYED_PORT=$PORT KEYED_PID=$SERVER_PID
 
 shots=${POTOP_SCREENSHOTS:-$WORK/shots}
 mkdir -p "$shots"
-if node "$BROWSER/studio.test.mjs" "http://127.0.0.1:$PORT" "$shots"; then ok "studio in chromium"; else fail "studio in chromium"; fi
+if node "$BROWSER/studio.test.mjs" "http://127.0.0.1:$MAIN_PORT" "$shots" "http://127.0.0.1:$KEYED_PORT" sekret; then ok "studio in chromium"; else fail "studio in chromium"; fi
 for f in studio-playground studio-attention studio-heatmap studio-surprisal; do
   [ -s "$shots/$f.png" ] || fail "no screenshot $shots/$f.png"
 done
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+kill -TERM "$MAIN_PID" "$KEYED_PID"; wait "$MAIN_PID" "$KEYED_PID" || true
 finish

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# potop serve safe to expose (tests/cli/serve_guard.py): the API key, the Host check, origins and
+# CORS, JSON-only POSTs, chunked bodies; then a bounded attack (trickling headers, idle sockets,
+# chunked floods, huge numbers, cross-origin no-cors POSTs) during which a normal request is
+# answered within 1 s and RSS stays under 200 MB, and after which SIGTERM exits within 5 s; and
+# the flags' errors.
+POTOP=$1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$(dirname "$0")/lib.sh"
+
+make_corpus corpus.txt 1500
+"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
+  { cat train.log >&2; fail "train exited non-zero"; finish; }
+
+printf 'sekret-123\n' >key.txt
+start_serve guard.log --model model --threads 1 --api-key-file key.txt --cors-origin https://app.example
+if /usr/bin/python3 "$HERE/serve_guard.py" guard "http://127.0.0.1:$PORT" sekret-123; then ok "the guard"; else fail "the guard"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
+start_serve attack.log --model model --threads 1
+coproc ATTACK { /usr/bin/python3 "$HERE/serve_guard.py" attack "http://127.0.0.1:$PORT" "$SERVER_PID"; }
+while IFS= read -r line <&"${ATTACK[0]}"; do
+  echo "$line"
+  [ "$line" = READY ] && break
+done
+start=$(date +%s.%N)
+kill -TERM "$SERVER_PID"
+rc=0
+wait "$SERVER_PID" || rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc)
+if [ "$rc" = 0 ] && [ "$(echo "$took < 5" | bc)" = 1 ]; then ok "SIGTERM with trickling clients open: exit 0 in ${took} s"
+else fail "SIGTERM with trickling clients open: exit $rc after ${took} s; log: $(tail -n 3 attack.log)"; fi
+echo >&"${ATTACK[1]}"
+wait "$ATTACK_PID" || fail "the attack's checks"
+grep -q "stopped by signal 15" attack.log || fail "no stop line: $(tail -n 3 attack.log)"
+
+expect_error "serve --api-key and --api-key-file" 1 log "give one" -- serve --model model --api-key a --api-key-file key.txt
+: >empty.txt
+expect_error "serve --api-key-file of an empty file" 1 log "empty.txt" -- serve --model model --api-key-file empty.txt
+expect_error "serve --cors-origin without a scheme" 1 log "--cors-origin app.example" -- serve --model model --cors-origin app.example
+expect_error "serve --max-connections 0" 1 log "--max-connections" -- serve --model model --max-connections 0
+finish
