@@ -18,8 +18,26 @@ Generation::Generation(const GPT& model, std::vector<int> prompt, int n_tokens, 
       context_(std::move(prompt)) {
   POTOP_CHECK(!context_.empty(), "generation needs at least one prompt token");
   generated_.reserve(n_tokens);
-  refill(block_);
+  prompt_size_ = context_.size();
+  if (hooks_.on_prompt) {  // every position is read, from the first, a window at a time
+    feed_begin_ = 0;
+    feed_end_ = std::min<size_t>({context_.size(), size_t(chunk_), size_t(block_)});
+  } else {
+    refill(block_);
+  }
   done_ = n_tokens <= 0 && !hooks_.on_prompt;
+}
+
+void Generation::next_prompt_chunk() {
+  if (cache_.length >= block_) {  // the window is full: slide it, keeping the last half
+    const size_t keep = std::max<size_t>(1, size_t(block_) / 2);
+    cache_.length = 0;
+    feed_begin_ = feed_end_ - keep;
+  } else {
+    feed_begin_ = feed_end_;
+  }
+  const size_t room = size_t(block_ - cache_.length);
+  feed_end_ = std::min({prompt_size_, feed_begin_ + size_t(chunk_), feed_begin_ + room});
 }
 
 void Generation::refill(int keep) {
@@ -36,24 +54,21 @@ std::span<const int> Generation::pending() const {
 void Generation::advance(const float* logits, int rows) {
   POTOP_CHECK(!done_ && rows == static_cast<int>(feed_end_ - feed_begin_), "advance() after the pending tokens");
   const bool first_read = prefilling_ && !prompt_read_;
+  if (first_read && hooks_.on_prompt && feed_end_ > reported_) {  // positions a slide re-read are not new
+    const size_t skip = reported_ - feed_begin_;
+    hooks_.on_prompt(logits + skip * V_, static_cast<int>(reported_), static_cast<int>(feed_end_ - reported_));
+    reported_ = feed_end_;
+  }
   if (prefilling_ && feed_end_ < context_.size()) {  // more of the prompt (or context) to read
-    if (first_read && hooks_.on_prompt) prompt_logits_.insert(prompt_logits_.end(), logits, logits + size_t(rows) * V_);
-    feed_begin_ = feed_end_;
-    feed_end_ = std::min(context_.size(), feed_begin_ + chunk_);
+    if (first_read && hooks_.on_prompt) {
+      next_prompt_chunk();
+    } else {
+      feed_begin_ = feed_end_;
+      feed_end_ = std::min(context_.size(), feed_begin_ + chunk_);
+    }
     return;
   }
-  if (first_read) {
-    prompt_read_ = true;
-    if (hooks_.on_prompt) {
-      if (prompt_logits_.empty()) {
-        hooks_.on_prompt(logits, rows);
-      } else {
-        prompt_logits_.insert(prompt_logits_.end(), logits, logits + size_t(rows) * V_);
-        hooks_.on_prompt(prompt_logits_.data(), static_cast<int>(prompt_logits_.size() / V_));
-        std::vector<float>().swap(prompt_logits_);
-      }
-    }
-  }
+  if (first_read) prompt_read_ = true;
   prefilling_ = false;
   if (static_cast<int>(generated_.size()) >= n_tokens_) {
     done_ = true;

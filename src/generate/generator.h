@@ -1,7 +1,9 @@
 // Autoregressive generation with a KV cache: the prompt is read in one forward pass (or in
 // chunks), then each new token costs one position's work. When the context reaches block_size,
 // the cache is rebuilt from the last block_size/2 tokens (learned absolute positions cannot
-// simply shift), so the amortised cost stays one position per token.
+// simply shift), so the amortised cost stays one position per token. A prompt longer than
+// block_size is read whole only when its logits are watched (on_prompt: scoring a text), through
+// the same sliding window; otherwise only its last block_size tokens are.
 //
 // Generation is one sequence's state, stepped by whoever runs the forward passes: generate()
 // below for one sequence, or the server's batcher (serve/batcher.h), which decodes many
@@ -18,9 +20,10 @@ namespace potop {
 
 // What a caller may watch besides the ids (the server's log-probs and scoring of the prompt).
 struct GenerationHooks {
-  // Once, after the prompt has been read: the logits (rows, V) of its last `rows` positions,
-  // all of them unless the prompt was longer than block_size.
-  std::function<void(const float* logits, int rows)> on_prompt;
+  // The logits (rows, V) of prompt positions [first, first + rows), as the prompt is read:
+  // every position once, in order, from 0. A position past block_size sees the block_size/2 to
+  // block_size tokens before it (the sliding window generation uses).
+  std::function<void(const float* logits, int first, int rows)> on_prompt;
   // Each new token as soon as it is sampled, with the logits (V) it was drawn from (before
   // penalties and temperature); generation stops early when it returns false.
   std::function<bool(int id, const float* logits)> on_token;
@@ -47,6 +50,8 @@ class Generation {
 
  private:
   void refill(int keep);  // re-read the last `keep` tokens of the context into an empty cache
+  // The next piece of the prompt to read, sliding the window when the cache is full.
+  void next_prompt_chunk();
 
   int block_, V_, n_tokens_, chunk_;
   Sampler sampler_;
@@ -56,7 +61,8 @@ class Generation {
   std::vector<int> generated_;
   size_t feed_begin_ = 0, feed_end_ = 0;  // context_[feed_begin_, feed_end_) is pending()
   bool prefilling_ = true, prompt_read_ = false, done_ = false;
-  std::vector<float> prompt_logits_;  // the prompt's logits over its chunks, for on_prompt
+  size_t prompt_size_ = 0;  // the prompt's tokens (context_'s first ones)
+  size_t reported_ = 0;     // prompt positions whose logits on_prompt has had
 };
 
 // Generates up to n_tokens new tokens and returns their ids. prompt must be non-empty and

@@ -14,4 +14,9 @@ namespace potop::serve {
 // read from (the studio selects it first).
 nlohmann::json attention_json(const SelfAttentionMaps& maps, const std::vector<int>& ids, int focus);
 
+// The same for a causal model and a text longer than its block: read through generation's
+// sliding window (generate/generator.h), row i holds the weights of the window it was read in
+// (the block_size/2 to block_size keys before it), and 0 for the keys before that window.
+nlohmann::json windowed_attention_json(const SelfAttentionMaps& maps, const std::vector<int>& ids, int focus);
+
 }  // namespace potop::serve

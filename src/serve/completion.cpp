@@ -47,7 +47,7 @@ class Completion::Scorer {
 
 
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
-                               int block_size, Unknown unknown) {
+                               Unknown unknown) {
   std::vector<int> ids;
   try {
     ids = tokenizer.encode(request.prompt, "prompt", unknown, nullptr);
@@ -57,9 +57,6 @@ std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionReque
   if (static_cast<long>(ids.size()) > limits.max_prompt_tokens)
     throw ApiError::invalid("prompt", "prompt is " + std::to_string(ids.size()) + " tokens; the limit is " +
                                           std::to_string(limits.max_prompt_tokens));
-  if (request.echo && request.logprobs >= 0 && static_cast<int>(ids.size()) > block_size)
-    throw ApiError::invalid("prompt", "with echo and logprobs the prompt may be at most the model's context, " +
-                                          std::to_string(block_size) + " tokens (got " + std::to_string(ids.size()) + ")");
   return ids;
 }
 
@@ -87,15 +84,19 @@ Completion::Completion(const GPT& model, const Tokenizer& tokenizer, const Compl
   if (request.echo) {
     echoed_.text = request.prompt;
     if (scoring && !prompt_ids.empty())
-      hooks.on_prompt = [this, V](const float* logits, int rows) {
-        POTOP_CHECK(rows == static_cast<int>(prompt_ids_.size()), "echo scores a prompt within the context");
-        long offset = 0;
-        for (int i = 0; i < rows; ++i) {
-          TokenScore s;
-          if (i == 0) s = TokenScore{tokenizer_.decode_one(prompt_ids_[0]), std::nullopt, {}, 0};
-          else s = scorer_->score(logits + static_cast<size_t>(i - 1) * V, prompt_ids_[i], offset);
-          offset += code_points(s.text);
-          echoed_.scores.push_back(std::move(s));
+      hooks.on_prompt = [this, V](const float* logits, int first, int rows) {
+        // Position p's logits score token p + 1: the last position of one read scores the first
+        // token of the next.
+        for (int r = 0; r < rows; ++r) {
+          const int p = first + r;
+          if (p == 0) {
+            echoed_.scores.push_back(TokenScore{tokenizer_.decode_one(prompt_ids_[0]), std::nullopt, {}, 0});
+            echo_offset_ = code_points(echoed_.scores.back().text);
+          }
+          if (p + 1 < static_cast<int>(prompt_ids_.size())) {
+            echoed_.scores.push_back(scorer_->score(logits + static_cast<size_t>(r) * V, prompt_ids_[p + 1], echo_offset_));
+            echo_offset_ += code_points(echoed_.scores.back().text);
+          }
         }
       };
   }

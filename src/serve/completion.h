@@ -54,7 +54,7 @@ struct CompletionResult {
 // it is too long, or holds a character the tokenizer cannot encode and `unknown` is kError
 // (kSkip leaves such characters out, kReplace puts the tokenizer's stand-in in their place).
 std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionRequest& request, const Limits& limits,
-                               int block_size, Unknown unknown = Unknown::kError);
+                               Unknown unknown = Unknown::kError);
 
 // One request's completion as a Generation (generate/generator.h) that whoever runs the model
 // steps: complete() below alone, or the server's batcher together with others. Chunks go to
@@ -93,6 +93,7 @@ class Completion {
   CompletionChunk echoed_;
   bool echo_sent_ = false;
   long offset_ = 0;  // of the next generated token's text
+  long echo_offset_ = 0;  // of the next scored prompt token's text
   std::deque<TokenScore> held_scores_;  // scored tokens whose text the stop strings still hold
   size_t held_start_ = 0;  // bytes of generated text before the first held score's
   size_t released_ = 0;    // bytes of generated text released so far

@@ -100,7 +100,7 @@ void GptEndpoints::generate(const httplib::Request& req, httplib::Response& res,
     } else {
       job->request = parse_completion_request(req.body, options.limits);
     }
-    job->ids = encode_prompt(*model.tokenizer, job->request, options.limits, model.config.block_size, options.unknown);
+    job->ids = encode_prompt(*model.tokenizer, job->request, options.limits, options.unknown);
     seed = job->request.seed.value_or(random_seed());
     job->start = Clock::now();
     job->deadline = job->start + std::chrono::duration_cast<Clock::duration>(
@@ -180,7 +180,8 @@ void GptEndpoints::attention(const httplib::Request& req, httplib::Response& res
       throw ApiError::invalid("text", e.what());
     }
     const GPTConfig& c = model.config;
-    const int max_tokens = std::min(c.block_size, options.limits.max_attention_tokens);
+    // Longer than the block: the sliding window generation reads it with.
+    const int max_tokens = options.limits.max_attention_tokens;
     if (ids.empty() || static_cast<int>(ids.size()) > max_tokens)
       throw ApiError::invalid("text", "text must hold 1 to " + std::to_string(max_tokens) + " tokens (got " +
                                           std::to_string(ids.size()) + ")");
@@ -194,7 +195,7 @@ void GptEndpoints::attention(const httplib::Request& req, httplib::Response& res
                                  },
                                  [&](int l) { return gpt.attention(l); },
                                  [&](int id) { return tokenizer.decode_one(id); }};
-    send_json(res, attention_json(maps, ids, static_cast<int>(ids.size()) - 1));
+    send_json(res, windowed_attention_json(maps, ids, static_cast<int>(ids.size()) - 1));
   } catch (const ApiError& e) {
     send_error(res, e);
   }

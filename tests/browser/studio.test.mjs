@@ -101,6 +101,12 @@ try {
   await page.waitForFunction(() => document.getElementById("sur-status").textContent.includes("bits"));
   const scored = await page.locator("#sur-output .tok").count();
   check("surprisal: one span per character", scored === 24, scored);
+  // A text longer than the context (32) is scored through a sliding window, every character.
+  await page.fill("#sur-text", "pan zagłoba zawołał żywo ".repeat(4));
+  await page.evaluate(() => { document.getElementById("sur-status").textContent = ""; });
+  await page.click("#sur-run");
+  await page.waitForFunction(() => document.getElementById("sur-status").textContent.includes("bits"));
+  check("surprisal of a text longer than the context: every character", (await page.locator("#sur-output .tok").count()) === 100);
   await page.screenshot({ path: `${shots}/studio-surprisal.png` });
   check("no script errors", errors.length === 0, errors.join("; "));
 

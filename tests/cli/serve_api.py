@@ -209,6 +209,12 @@ def main_checks():
           lp["tokens"] == list("pan zagłoba") and lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None
           and all(isinstance(x, float) and x <= 0 for x in lp["token_logprobs"][1:]), lp)
     check("echo: offsets", lp["text_offset"] == list(range(11)), lp["text_offset"])
+    long_prompt = ("pan zagłoba zawołał " * 4)[:70]  # longer than the context (32)
+    status, r = complete({"prompt": long_prompt, "max_tokens": 0, "echo": True, "logprobs": 1})
+    lp = r["choices"][0]["logprobs"]
+    check("echo scores a text longer than the context (a sliding window): every token",
+          status == 200 and len(lp["tokens"]) == 70 and lp["token_logprobs"][0] is None and
+          all(x <= 0 for x in lp["token_logprobs"][1:]) and lp["text_offset"] == list(range(70)), r)
     status, r = complete({"prompt": "pan", "max_tokens": 5, "echo": True, "seed": 3})
     check("echo without logprobs: prompt + completion", r["choices"][0]["text"].startswith("pan")
           and len(r["choices"][0]["text"]) == 8)
@@ -224,8 +230,19 @@ def main_checks():
     status, _, data = request("POST", "/v1/attention", {"text": "pan"})
     check("attention by POST", status == 200 and len(json.loads(data)["tokens"]) == 3)
     expect_error("attention: no text", 400, "text", "required", method="GET", path="/v1/attention")
-    expect_error("attention: text longer than the context", 400, "text", "1 to 32", method="GET",
-                 path="/v1/attention?text=" + "a" * 40)
+    # Longer than the context (32): read through generation's sliding window, [0, 32) then [16, 48).
+    long_text = ("pan zagłoba " * 5)[:45]
+    status, _, data = request("POST", "/v1/attention", {"text": long_text})
+    a = json.loads(data)
+    rows = [h for layer in a["attention"] for h in layer]
+    check("attention of a text longer than the context: every row, each summing to 1",
+          status == 200 and a["window"] == 32 and len(a["tokens"]) == 45 and
+          all(len(h[i]) == i + 1 and abs(sum(h[i]) - 1) < 1e-3 for h in rows for i in range(45)), data[:200])
+    check("... rows past the first window see only theirs (no weight before position 16)",
+          all(all(w == 0 for w in h[i][:16]) for h in rows for i in range(32, 45)) and
+          any(w > 0 for h in rows for w in h[31][:16]))
+    expect_error("attention: text longer than --max-attention-tokens", 400, "text", "1 to 256", method="GET",
+                 path="/v1/attention?text=" + "a" * 300)
     expect_error("attention: unencodable text", 400, "text", "Ж", method="GET", path="/v1/attention?text=" + urllib.parse.quote("Ж"))
 
     # --- every error class: 4xx with {"error": {message, type, param}}

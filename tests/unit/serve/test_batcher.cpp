@@ -24,7 +24,7 @@ struct Fixture {
   std::shared_ptr<Ticket> ticket(const CompletionRequest& r, uint64_t seed, int prefill_chunk) {
     auto t = std::make_shared<Ticket>();
     Ticket* raw = t.get();
-    const auto ids = encode_prompt(tokenizer, r, Limits{}, model.config().block_size);
+    const auto ids = encode_prompt(tokenizer, r, Limits{});
     t->completion = std::make_unique<Completion>(model, tokenizer, r, ids, seed, later(),
                                                  [raw](const CompletionChunk& c) { return raw->push(c); }, prefill_chunk);
     return t;
@@ -89,11 +89,11 @@ TEST(Batcher, SeededRequestGivesTheSameTextAloneAndAlongsideOthers) {
   const auto crowd = f.batch({request("bbbbbbbbbbbbbbbbbbbbbbbb", 7), r, greedy, stopped}, {1, 11, 2, 3});
   expect_same(alone[0], crowd[1]);
   // And as complete() generates it, one sequence with batch-1 forward passes.
-  const auto ids = encode_prompt(f.tokenizer, r, Limits{}, 16);
+  const auto ids = encode_prompt(f.tokenizer, r, Limits{});
   expect_same(alone[0], complete(f.model, f.tokenizer, r, ids, 11, f.later()));
-  const auto greedy_ids = encode_prompt(f.tokenizer, greedy, Limits{}, 16);
+  const auto greedy_ids = encode_prompt(f.tokenizer, greedy, Limits{});
   expect_same(crowd[2], complete(f.model, f.tokenizer, greedy, greedy_ids, 2, f.later()));
-  const auto stopped_ids = encode_prompt(f.tokenizer, stopped, Limits{}, 16);
+  const auto stopped_ids = encode_prompt(f.tokenizer, stopped, Limits{});
   expect_same(crowd[3], complete(f.model, f.tokenizer, stopped, stopped_ids, 3, f.later()));
   EXPECT_NE(crowd[1].text, crowd[0].text);
 }
@@ -104,7 +104,7 @@ TEST(Batcher, ChunkedPromptScoresLikeAWholeOne) {
   r.echo = true;
   r.logprobs = 3;
   const auto chunked = f.batch({r}, {4}, 5);
-  const auto ids = encode_prompt(f.tokenizer, r, Limits{}, 16);
+  const auto ids = encode_prompt(f.tokenizer, r, Limits{});
   const auto whole = complete(f.model, f.tokenizer, r, ids, 4, f.later());
   ASSERT_EQ(chunked[0].scores.size(), 12u + 5u);
   expect_same(chunked[0], whole);

@@ -3,7 +3,9 @@
 // client that leaves stops the generation.
 #include <gtest/gtest.h>
 
+
 #include <chrono>
+#include <span>
 #include <cmath>
 
 #include "serve/api_error.h"
@@ -22,7 +24,7 @@ struct Fixture {
   }
   CompletionResult run(const CompletionRequest& r, uint64_t seed,
                        const std::function<bool(const CompletionChunk&)>& on_chunk = {}) {
-    const auto ids = encode_prompt(tokenizer, r, Limits{}, model.config().block_size);
+    const auto ids = encode_prompt(tokenizer, r, Limits{});
     return complete(model, tokenizer, r, ids, seed, std::chrono::steady_clock::now() + std::chrono::hours(1), on_chunk);
   }
   CharTokenizer tokenizer;
@@ -96,20 +98,48 @@ TEST(Completion, EchoScoresThePrompt) {
   EXPECT_NEAR(*scored.scores[2].logprob, *next.scores[0].logprob, 1e-5);
 }
 
-TEST(Completion, EchoWithLogprobsRefusesAPromptLongerThanTheContext) {
+// A prompt longer than the context (16) is scored through generation's sliding window: position
+// p sees the tokens from the window's start, which moves by half a block each time it fills.
+TEST(Completion, EchoWithLogprobsScoresALongPromptThroughTheSlidingWindow) {
   Fixture f;
-  auto r = request(std::string(17, 'a'), 0);
-  r.echo = true;
-  r.logprobs = 0;
-  EXPECT_THROW(encode_prompt(f.tokenizer, r, Limits{}, 16), ApiError);
-  r.logprobs = -1;
-  EXPECT_NO_THROW(encode_prompt(f.tokenizer, r, Limits{}, 16));
+  const std::string text = "abcabdacbdabccbadcbabdcabdcbdacbdacbdabcdabcab";  // 46 characters
+  auto scored = [&](const std::string& prompt, int prefill_chunk) {
+    auto r = request(prompt, 0);
+    r.echo = true;
+    r.logprobs = 1;
+    const auto ids = encode_prompt(f.tokenizer, r, Limits{});
+    Completion c(f.model, f.tokenizer, r, ids, 1, std::chrono::steady_clock::now() + std::chrono::hours(1), {},
+                 prefill_chunk);
+    Generation& g = c.generation();
+    while (!g.done()) {
+      const std::span<const int> feed = g.pending();
+      f.model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
+      g.advance(f.model.logits(), f.model.last_rows());
+    }
+    return c.finish().scores;
+  };
+  const auto whole = scored(text, 0);
+  ASSERT_EQ(whole.size(), text.size());
+  EXPECT_FALSE(whole[0].logprob.has_value());
+  // Windows: [0, 16), then [8, 24), [16, 32), [24, 40), [32, 46). Token p is scored by position
+  // q = p - 1, whose window starts at 0, or past the first at 8 * floor((q - 16) / 8) + 8.
+  for (const int p : {5, 15, 16, 20, 23, 24, 25, 31, 40, 45}) {
+    const int q = p - 1;
+    const size_t start = q < 16 ? 0 : size_t(8 * ((q - 16) / 8) + 8);
+    const auto alone = scored(text.substr(start, size_t(p) + 1 - start), 0);
+    ASSERT_TRUE(whole[size_t(p)].logprob.has_value()) << p;
+    EXPECT_NEAR(*whole[size_t(p)].logprob, *alone.back().logprob, 1e-5) << "position " << p;
+    EXPECT_EQ(whole[size_t(p)].text_offset, p);
+  }
+  const auto chunked = scored(text, 5);  // read 5 tokens a pass, as the server's batcher does
+  ASSERT_EQ(chunked.size(), whole.size());
+  for (size_t p = 1; p < whole.size(); ++p) EXPECT_NEAR(*chunked[p].logprob, *whole[p].logprob, 1e-5) << p;
 }
 
 TEST(Completion, UnencodablePromptIsAClientError) {
   Fixture f;
   try {
-    encode_prompt(f.tokenizer, request("abcЖ", 1), Limits{}, 16);
+    encode_prompt(f.tokenizer, request("abcЖ", 1), Limits{});
     FAIL() << "accepted a character outside the vocabulary";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
