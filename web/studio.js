@@ -161,8 +161,12 @@ $("generate").addEventListener("click", generate);
 $("cancel").addEventListener("click", () => controller && controller.abort());
 
 // ---------- attention explorer ----------
-let att = null, selected = 0;
+// att: the server's answer; selection: the query rows (tokens, or words) whose lines are drawn,
+// the last clicked last.
+let att = null, selection = [];
 const attColour = (w) => `rgba(30, 90, 200, ${Math.min(1, 0.05 + 0.95 * w)})`;
+const headColour = (h, n, w) => `hsla(${Math.round((360 * h) / n)}, 75%, 42%, ${Math.min(1, 0.08 + 0.92 * w)})`;
+const ALL_HEADS = -2;
 
 // The attention of a text: {tokens, n_layer, n_head, causal, focus, attention}, or an error; a
 // translation model's cross-attention also has the target's tokens as "queries" (rows), the
@@ -176,12 +180,14 @@ async function fetchAttention(text, translation) {
   return response.json();
 }
 
-// Fills a layer select (the last layer chosen) and a head select ("average" first) for a map.
-function layerAndHeadOptions(layer, head, map) {
+// Fills a layer select (the last layer chosen) and a head select ("average" first, then with
+// allHeads "all, a colour each") for a map.
+function layerAndHeadOptions(layer, head, map, allHeads = false) {
   layer.innerHTML = "";
   for (let l = 0; l < map.n_layer; ++l) layer.add(new Option(`${l}`, l));
   head.innerHTML = "";
   head.add(new Option("average", -1));
+  if (allHeads) head.add(new Option("all, a colour each", ALL_HEADS));
   for (let h = 0; h < map.n_head; ++h) head.add(new Option(`${h}`, h));
 }
 
@@ -192,9 +198,8 @@ async function loadAttention() {
   } catch (e) {
     view.textContent = "error: " + e.message; att = null; return;
   }
-  // The query the model's output is read from: a GPT's last token, [CLS], a [MASK].
-  selected = att.focus ?? att.tokens.length - 1;
-  layerAndHeadOptions($("att-layer"), $("att-head"), att);
+  layerAndHeadOptions($("att-layer"), $("att-head"), att, true);
+  selectFocus();
   $("att-layer").value = 0;
   $("att-sees").textContent = att.cross ? "(a target token on the left, the source tokens it looks at on the right)"
     : att.causal === false ? "(it sees every token, before and after it)" : "(it sees only those before it)";
@@ -208,7 +213,55 @@ function weightsOf(map, l, h) {
   const heads = map.attention[l];
   return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, hd) => s + hd[i][j], 0) / heads.length));
 }
-const weights = (l, h) => weightsOf(att, l, h);
+
+// ---- words: a word's tokens as one row and one column (BertViz's and exBERT's grouping)
+const SPACE = /^[\s␣↵⇥▁]/;
+const SPECIAL = new Set(["[CLS]", "[SEP]", "[MASK]", "</s>"]);
+// groups(tokens): {first, end, label} per word: a token that begins with whitespace (unless it
+// follows whitespace alone: a space token begins the word after it), a special token, or the
+// token after one, begins a word.
+function groups(tokens) {
+  const out = [];
+  const blank = (t) => /^[\s␣↵⇥▁]+$/.test(t);
+  tokens.forEach((t, i) => {
+    const starts = i === 0 || (SPACE.test(t) && !blank(tokens[i - 1])) || SPECIAL.has(t) || SPECIAL.has(tokens[i - 1]);
+    if (starts) out.push({ first: i, end: i + 1 });
+    else out[out.length - 1].end = i + 1;
+  });
+  for (const g of out) g.label = tokens.slice(g.first, g.end).join("").replace(/^[\s␣↵⇥▁]+/, "") || tokens[g.first];
+  return out;
+}
+// W by words: row a is the mean over its tokens' rows of the weights summed over each key word
+// (rows still sum to 1); a causal row stops at the word its last token's row reaches.
+function byWords(W, qGroups, kGroups, keyGroup) {
+  return qGroups.map((q) => {
+    const last = Math.max(...W.slice(q.first, q.end).map((row) => row.length)) - 1;
+    const row = new Array(keyGroup[last] + 1).fill(0);
+    for (let i = q.first; i < q.end; ++i)
+      W[i].forEach((w, j) => { row[keyGroup[j]] += w / (q.end - q.first); });
+    return row;
+  });
+}
+
+// What is drawn: query and key labels and the weights of a head (-1 average) in tokens or words.
+function shown() {
+  const keys = att.tokens, queries = att.queries || att.tokens;
+  const raw = (h) => weightsOf(att, Number($("att-layer").value), h);
+  if (!$("att-words").checked) return { queries, keys, weights: raw };
+  const qGroups = groups(queries), kGroups = groups(keys);
+  const keyGroup = [];
+  kGroups.forEach((g, a) => { for (let j = g.first; j < g.end; ++j) keyGroup[j] = a; });
+  return { queries: qGroups.map((g) => g.label), keys: kGroups.map((g) => g.label), qGroups,
+           weights: (h) => byWords(raw(h), qGroups, kGroups, keyGroup) };
+}
+
+// The query the model's output is read from, selected: a GPT's last token, [CLS], a [MASK] (or
+// the word holding it).
+function selectFocus() {
+  let focus = att.focus ?? att.tokens.length - 1;
+  if ($("att-words").checked) focus = shown().qGroups.findIndex((g) => g.first <= focus && focus < g.end);
+  selection = [focus];
+}
 
 const SVG = "http://www.w3.org/2000/svg";
 function svgElement(name, attrs) {
@@ -221,27 +274,47 @@ function drawAttention() {
   if (!att) return;
   const view = $("att-view");
   view.innerHTML = "";
-  const W = weights(Number($("att-layer").value), Number($("att-head").value));
-  const keys = att.tokens, queries = att.queries || att.tokens;
-  if ($("att-mode").value === "heatmap") return drawHeatmap(view, W, queries, keys);
+  const { queries, keys, weights } = shown();
+  const head = Number($("att-head").value);
+  if ($("att-mode").value === "heatmap") return drawHeatmap(view, weights(head === ALL_HEADS ? -1 : head), queries, keys);
   const rowH = 22, left = 150, right = 450, height = Math.max(queries.length, keys.length) * rowH + 20;
   const svg = svgElement("svg", { width: 620, height, id: "att-lines" });
-  const row = W[selected];
-  for (let j = 0; j < row.length; ++j) {
-    svg.appendChild(svgElement("line", {
-      x1: left + 6, y1: 14 + selected * rowH, x2: right - 6, y2: 14 + j * rowH,
-      stroke: attColour(row[j]), "stroke-width": 1 + 7 * row[j], class: "att-line", "data-weight": row[j].toFixed(4),
-    }));
+  // One set of lines per selected query: in the heads' average or one head, or every head in its colour.
+  const heads = head === ALL_HEADS ? [...Array(att.n_head).keys()] : [head];
+  const maps = heads.map((h) => weights(h));
+  for (const q of selection) {
+    heads.forEach((h, k) => {
+      const row = maps[k][q];
+      const dy = (k - (heads.length - 1) / 2) * 3;  // the heads' lines side by side, not on top of each other
+      for (let j = 0; j < row.length; ++j) {
+        const colour = head === ALL_HEADS ? headColour(h, att.n_head, row[j]) : attColour(row[j]);
+        svg.appendChild(svgElement("line", {
+          x1: left + 6, y1: 14 + q * rowH + dy, x2: right - 6, y2: 14 + j * rowH + dy, stroke: colour,
+          "stroke-width": 1 + (head === ALL_HEADS ? 4 : 7) * row[j], class: "att-line", "data-weight": row[j].toFixed(4),
+          "data-query": q, "data-head": h,
+        }));
+      }
+    });
   }
+  const primary = selection[selection.length - 1], row = maps[0][primary];
   for (const [tokens, x, anchor, side] of [[queries, left, "end", "query"], [keys, right, "start", "key"]]) {
     tokens.forEach((t, i) => {
       const label = svgElement("text", { x, y: 19 + i * rowH, "text-anchor": anchor, class: `tok-${side}` });
       label.textContent = visible(t);
       if (side === "query") {
-        if (i === selected) label.classList.add("selected");
-        label.addEventListener("click", () => { selected = i; drawAttention(); });
+        if (selection.includes(i)) label.classList.add("selected");
+        // A click selects this token alone; shift (or ctrl) adds it to the selection, or takes it out.
+        label.addEventListener("click", (e) => {
+          if (e.shiftKey || e.ctrlKey || e.metaKey) {
+            selection = selection.includes(i) ? selection.filter((s) => s !== i) : [...selection, i];
+            if (!selection.length) selection = [i];
+          } else {
+            selection = [i];
+          }
+          drawAttention();
+        });
       } else if (i < row.length) {
-        label.addEventListener("mousemove", (e) => showTooltip(e, `${visible(queries[selected])} → ${visible(t)}: ${row[i].toFixed(3)}`));
+        label.addEventListener("mousemove", (e) => showTooltip(e, `${visible(queries[primary])} → ${visible(t)}: ${row[i].toFixed(3)}`));
         label.addEventListener("mouseleave", hideTooltip);
       }
       svg.appendChild(label);
@@ -263,7 +336,7 @@ function drawHeatmap(view, W, queries, keys) {
   for (let i = 0; i < queries.length; ++i) {
     const q = svgElement("text", { x: margin - 4, y: margin + cell * i + cell * 0.75, "text-anchor": "end" });
     q.textContent = visible(queries[i]);
-    q.addEventListener("click", () => { selected = i; $("att-mode").value = "lines"; drawAttention(); });
+    q.addEventListener("click", () => { selection = [i]; $("att-mode").value = "lines"; drawAttention(); });
     svg.appendChild(q);
     for (let j = 0; j < W[i].length; ++j) {
       const rect = svgElement("rect", { x: margin + cell * j, y: margin + cell * i, width: cell, height: cell,
@@ -278,6 +351,7 @@ function drawHeatmap(view, W, queries, keys) {
 
 $("att-run").addEventListener("click", loadAttention);
 for (const id of ["att-layer", "att-head", "att-mode"]) $(id).addEventListener("change", drawAttention);
+$("att-words").addEventListener("change", () => { if (att) { selectFocus(); drawAttention(); } });
 
 // ---------- surprisal ----------
 const bits = (lp) => -lp / Math.LN2;

@@ -89,6 +89,27 @@ try {
   await page.locator("#att-lines text.tok-query").nth(12).click();
   check("per head: lines follow the selection", (await page.locator("#att-lines line.att-line").count()) === 13);
   await page.screenshot({ path: `${shots}/studio-attention.png` });
+
+  // Words: a word's characters as one row and one column; every head in its colour; several queries.
+  await page.check("#att-words");
+  const words = await page.locator("#att-lines text.tok-query").allTextContents();
+  const selectedWord = await page.locator("#att-lines text.selected").textContent();
+  const wordLines = await page.locator("#att-lines line.att-line").count();
+  const wordTotal = await page.locator("#att-lines line.att-line").evaluateAll((ls) => ls.reduce((s, l) => s + Number(l.dataset.weight), 0));
+  check("words: one row per word, the last selected, lines to it and the words before, summing to 1",
+    JSON.stringify(words) === '["pan","zagłoba","zawołał"]' && selectedWord === "zawołał" && wordLines === 3 &&
+    Math.abs(wordTotal - 1) < 0.01, `${words} ${selectedWord} ${wordLines} ${wordTotal}`);
+  await page.selectOption("#att-head", "-2");
+  const hues = await page.locator("#att-lines line.att-line").evaluateAll((ls) => new Set(ls.map((l) => l.getAttribute("stroke").split(",")[0])).size);
+  check("all heads: each head's lines in its colour", (await page.locator("#att-lines line.att-line").count()) === 6 && hues === 2,
+    `${hues} hues`);
+  await page.selectOption("#att-head", "-1");
+  await page.locator("#att-lines text.tok-query").nth(1).click({ modifiers: ["Shift"] });
+  check("shift-click adds a query: its lines too (2 more)", (await page.locator("#att-lines line.att-line").count()) === 5 &&
+    (await page.locator("#att-lines text.selected").count()) === 2);
+  await page.screenshot({ path: `${shots}/studio-attention-words.png` });
+  await page.uncheck("#att-words");
+  await page.selectOption("#att-head", "0");
   await page.selectOption("#att-mode", "heatmap");
   const cells = await page.locator("#att-heatmap rect.cell").count();
   check("heat map: T(T+1)/2 cells", cells === (19 * 20) / 2, cells);
