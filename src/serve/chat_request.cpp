@@ -19,7 +19,7 @@ std::string fill(const std::string& pattern, const std::string& content) {
   return out + pattern.substr(at);
 }
 
-std::string render(const ChatTemplate& t, const json& messages) {
+std::string render(const ChatTemplate& t, const json& messages, std::string& last_user) {
   if (!messages.is_array() || messages.empty())
     throw ApiError::invalid("messages", "messages must be a non-empty array of {\"role\", \"content\"} objects");
   std::string text;
@@ -40,7 +40,9 @@ std::string render(const ChatTemplate& t, const json& messages) {
       throw ApiError::invalid("messages", where + ": tool calls are not supported");
     if (!m.contains("content") || m["content"].is_null())
       throw ApiError::invalid("messages", where + ".content is required");
-    text += fill(*pattern, message_text(m["content"], where));
+    const std::string content = message_text(m["content"], where);
+    if (role == "user") last_user = content;
+    text += fill(*pattern, content);
   }
   return text + t.generation;
 }
@@ -142,9 +144,9 @@ ChatRequest parse_chat_request(std::string_view text, const Limits& limits, cons
   if (logprobs == true) completion["logprobs"] = top.is_null() ? json(0) : top;
   else if (!top.is_null()) throw ApiError::invalid("top_logprobs", "top_logprobs needs logprobs: true");
 
-  const std::string prompt = render(chat_template, body["messages"]);
-  completion["prompt"] = prompt;
   ChatRequest r;
+  const std::string prompt = render(chat_template, body["messages"], r.last_user);
+  completion["prompt"] = prompt;
   try {
     r.completion = parse_completion_request(completion.dump(), limits);
   } catch (const ApiError& e) {  // named as the chat API names them
@@ -166,6 +168,74 @@ ChatRequest parse_chat_request(std::string_view text, const Limits& limits, cons
     }
   }
   return r;
+}
+
+ChatRequest parse_responses_request(std::string_view text, const Limits& limits, const ChatTemplate& chat_template) {
+  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object())
+    throw ApiError::invalid("", "the request body must be a JSON object (valid JSON, numbers within a double's range)");
+  if (auto it = body.find("tools"); it != body.end() && !it->is_null() && !(it->is_array() && it->empty()))
+    throw ApiError::invalid("tools", "tools are not supported: a potop model has no tool calling");
+  if (auto format = body.find("text"); format != body.end() && format->is_object() && format->contains("format") &&
+                                       (*format)["format"].value("type", "text") != "text")
+    throw ApiError::invalid("text", "text.format must be {\"type\": \"text\"}: JSON modes are not supported");
+  if (auto it = body.find("previous_response_id"); it != body.end() && !it->is_null())
+    throw ApiError::invalid("previous_response_id", "previous_response_id is not supported: the server keeps no "
+                                                    "responses; send the whole conversation as input");
+  if (!body.contains("input")) throw ApiError::invalid("input", "input is required: a string or a list of messages");
+
+  json messages = json::array();
+  if (auto it = body.find("instructions"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) throw ApiError::invalid("instructions", "instructions must be a string");
+    messages.push_back({{"role", "system"}, {"content", *it}});
+  }
+  const json& input = body["input"];
+  if (input.is_string()) {
+    messages.push_back({{"role", "user"}, {"content", input}});
+  } else if (input.is_array() && !input.empty()) {
+    for (size_t i = 0; i < input.size(); ++i) {
+      const json& item = input[i];
+      const std::string where = "input[" + std::to_string(i) + "]";
+      if (!item.is_object() || item.value("type", "message") != "message" || !item.contains("role"))
+        throw ApiError::invalid("input", where + " must be a message {\"role\", \"content\"} (tool calls and other "
+                                                 "items are not supported)");
+      json content = item.value("content", json());
+      if (content.is_array()) {  // input_text and output_text parts become the chat's text parts
+        json parts = json::array();
+        for (const json& part : content) {
+          const std::string type = part.is_object() ? part.value("type", "") : "";
+          if ((type != "input_text" && type != "output_text") || !part.contains("text"))
+            throw ApiError::invalid("input", where + ".content: only input_text and output_text parts are supported "
+                                                     "(images, files and audio are not)");
+          parts.push_back({{"type", "text"}, {"text", part["text"]}});
+        }
+        content = parts;
+      }
+      messages.push_back({{"role", item["role"]}, {"content", content}});
+    }
+  } else {
+    throw ApiError::invalid("input", "input must be a string or a non-empty list of messages");
+  }
+
+  json chat = {{"messages", messages}};
+  for (const char* name : {"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
+                           "repeat_last_n", "frequency_penalty", "seed", "stream"})
+    if (auto it = body.find(name); it != body.end()) chat[name] = *it;
+  if (auto it = body.find("max_output_tokens"); it != body.end()) chat["max_completion_tokens"] = *it;
+  try {
+    return parse_chat_request(chat.dump(), limits, chat_template);
+  } catch (const ApiError& e) {  // named as the Responses API names them
+    std::string message = e.what();
+    if (e.param == "max_completion_tokens") {
+      message.replace(0, std::string("max_completion_tokens").size(), "max_output_tokens");
+      throw ApiError::invalid("max_output_tokens", message);
+    }
+    if (e.param == "messages") {
+      for (size_t at; (at = message.find("messages[")) != std::string::npos;) message.replace(at, 8, "input");
+      throw ApiError::invalid("input", message);
+    }
+    throw;
+  }
 }
 
 }  // namespace potop::serve

@@ -44,6 +44,7 @@ ChatTemplate model_chat_template(const nlohmann::json& files);
 struct ChatRequest {
   CompletionRequest completion;  // prompt: the rendered conversation; logprobs: top_logprobs or -1
   bool include_usage = false;    // stream_options.include_usage: a last chunk with the usage
+  std::string last_user;         // the last user message's text (what a translation model translates)
 };
 
 // A message's text: its content, a string or an array of text parts joined; anything else is a
@@ -52,5 +53,11 @@ std::string message_text(const nlohmann::json& content, const std::string& where
 
 // Parses a request body. Throws ApiError (400) naming the field for every mistake.
 ChatRequest parse_chat_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
+
+// POST /v1/responses (OpenAI's Responses API, the Vercel AI SDK's default): "input" (a string, or
+// messages whose content is a string or input_text/output_text parts), "instructions" (a system
+// message), "max_output_tokens", and the chat's sampling fields, read as the chat request they
+// amount to. Tools, non-text inputs and formats other than text are refused with a 400.
+ChatRequest parse_responses_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
 
 }  // namespace potop::serve

@@ -57,10 +57,12 @@ json usage(const CompletionResult& r) {
 
 }  // namespace
 
-CompletionShape::CompletionShape(bool chat, std::string id, std::string model, uint64_t seed, int logprobs,
+CompletionShape::CompletionShape(Api api, long number, std::string model, uint64_t seed, int logprobs,
                                  bool include_usage)
-    : chat_(chat),
-      id_(std::move(id)),
+    : api_(api),
+      chat_(api == Api::kChat),
+      id_((api == Api::kChat ? "chatcmpl-" : api == Api::kResponses ? "resp_" : "cmpl-") + std::to_string(number)),
+      item_id_("msg_" + std::to_string(number)),
       model_(std::move(model)),
       seed_(seed),
       logprobs_(logprobs),
@@ -87,18 +89,72 @@ json CompletionShape::chunk_json(const json& delta, const std::string& text, con
           {"model", model_}, {"seed", seed_}, {"choices", json::array({choice})}};
 }
 
-std::string CompletionShape::head() const {
+json CompletionShape::response_json(const CompletionResult* r) const {
+  json out = {{"id", id_}, {"object", "response"}, {"created_at", created_}, {"model", model_}, {"seed", seed_}};
+  if (!r) {
+    out["status"] = "in_progress";
+    out["output"] = json::array();
+    return out;
+  }
+  const bool cut = r->finish_reason != "stop";  // max_output_tokens, the context or the time limit
+  out["status"] = cut ? "incomplete" : "completed";
+  out["incomplete_details"] = cut ? json{{"reason", r->finish_reason == "time_limit" ? "time_limit" : "max_output_tokens"}}
+                                  : json();
+  out["output"] = json::array({{{"type", "message"}, {"id", item_id_}, {"status", "completed"}, {"role", "assistant"},
+                                {"content", json::array({{{"type", "output_text"}, {"text", r->text},
+                                                          {"annotations", json::array()}}})}}});
+  out["usage"] = {{"input_tokens", r->prompt_tokens}, {"output_tokens", r->completion_tokens},
+                  {"total_tokens", r->prompt_tokens + r->completion_tokens}};
+  return out;
+}
+
+std::string CompletionShape::typed_event(const std::string& type, json fields) {
+  json event = {{"type", type}, {"sequence_number", sequence_++}};
+  for (auto& [key, value] : fields.items()) event[key] = std::move(value);
+  return "event: " + type + "\n" + data(event);
+}
+
+std::string CompletionShape::head() {
+  if (api_ == Api::kResponses) {
+    const json item = {{"type", "message"}, {"id", item_id_}, {"status", "in_progress"}, {"role", "assistant"},
+                       {"content", json::array()}};
+    // One statement each: the events are numbered in the order they are made.
+    std::string out = typed_event("response.created", {{"response", response_json(nullptr)}});
+    out += typed_event("response.in_progress", {{"response", response_json(nullptr)}});
+    out += typed_event("response.output_item.added", {{"output_index", 0}, {"item", item}});
+    out += typed_event("response.content_part.added",
+                       {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
+                        {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}}}});
+    return out;
+  }
   if (!chat_) return "";
   return data(chunk_json({{"role", "assistant"}, {"content", ""}}, "", {}, json()));
 }
 
-std::string CompletionShape::event(const CompletionChunk& chunk) const {
+std::string CompletionShape::event(const CompletionChunk& chunk) {
   if (chunk.text.empty() && chunk.scores.empty()) return "";
+  if (api_ == Api::kResponses) {
+    if (chunk.text.empty()) return "";
+    return typed_event("response.output_text.delta", {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
+                                                      {"delta", chunk.text}});
+  }
   if (logprobs_ < 0) return text_head_ + dump(json(chunk.text)) + text_tail_;
   return data(chunk_json(chat_ ? json{{"content", chunk.text}} : json(), chunk.text, chunk.scores, json()));
 }
 
-std::string CompletionShape::tail(const CompletionResult& result) const {
+std::string CompletionShape::tail(const CompletionResult& result) {
+  if (api_ == Api::kResponses) {  // no [DONE]: the last event is response.completed (or .incomplete)
+    const json part = {{"type", "output_text"}, {"text", result.text}, {"annotations", json::array()}};
+    const json finished = response_json(&result);
+    std::string out = typed_event("response.output_text.done", {{"item_id", item_id_}, {"output_index", 0},
+                                                                {"content_index", 0}, {"text", result.text}});
+    out += typed_event("response.content_part.done",
+                       {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"part", part}});
+    out += typed_event("response.output_item.done", {{"output_index", 0}, {"item", finished["output"][0]}});
+    out += typed_event(finished["status"] == "completed" ? "response.completed" : "response.incomplete",
+                       {{"response", finished}});
+    return out;
+  }
   json last = chunk_json(json::object(), "", {}, result.finish_reason);
   if (!chat_) last["usage"] = usage(result);  // the legacy stream's last chunk has always carried it
   std::string out = data(last);
@@ -109,6 +165,7 @@ std::string CompletionShape::tail(const CompletionResult& result) const {
 }
 
 std::string CompletionShape::body(const CompletionResult& result) const {
+  if (api_ == Api::kResponses) return dump(response_json(&result));
   json choice;
   if (chat_) {
     choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}}},

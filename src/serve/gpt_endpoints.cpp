@@ -54,8 +54,9 @@ class GptEndpoints final : public Endpoints {
 
   std::vector<Route> routes() override {
     auto attend = [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); };
-    return {{"POST", "/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, false); }},
-            {"POST", "/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); }},
+    return {{"POST", "/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::kCompletions); }},
+            {"POST", "/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::kChat); }},
+            {"POST", "/v1/responses", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::kResponses); }},
             {"GET", "/v1/attention", attend},
             {"POST", "/v1/attention", attend}};
   }
@@ -63,8 +64,8 @@ class GptEndpoints final : public Endpoints {
   Load load() const override { return {pool.waiting(), pool.busy(), pool.size()}; }
 
  private:
-  // A completion, or with `chat` a chat completion (the same generation, another shape).
-  void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+  // A completion, a chat completion or a response: the same generation in another shape.
+  void generate(const httplib::Request& req, httplib::Response& res, Api api);
   void attention(const httplib::Request& req, httplib::Response& res);
 
   LoadedGpt model;
@@ -80,7 +81,7 @@ class GptEndpoints final : public Endpoints {
   std::atomic<long> next_id{1};
 };
 
-void GptEndpoints::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+void GptEndpoints::generate(const httplib::Request& req, httplib::Response& res, Api api) {
   // State shared with the content provider, which httplib calls after this handler returns.
   struct Job {
     CompletionRequest request;
@@ -93,8 +94,9 @@ void GptEndpoints::generate(const httplib::Request& req, httplib::Response& res,
   uint64_t seed = 0;
   bool include_usage = false;
   try {
-    if (chat) {
-      ChatRequest c = parse_chat_request(req.body, options.limits, chat_template);
+    if (api != Api::kCompletions) {
+      ChatRequest c = api == Api::kChat ? parse_chat_request(req.body, options.limits, chat_template)
+                                        : parse_responses_request(req.body, options.limits, chat_template);
       job->request = std::move(c.completion);
       include_usage = c.include_usage;
     } else {
@@ -109,14 +111,13 @@ void GptEndpoints::generate(const httplib::Request& req, httplib::Response& res,
   } catch (const ApiError& e) {
     return send_error(res, e);
   }
-  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++);
-  job->shape = std::make_unique<CompletionShape>(chat, id, name, seed, job->request.logprobs, include_usage);
+  job->shape = std::make_unique<CompletionShape>(api, next_id++, name, seed, job->request.logprobs, include_usage);
 
   // The batcher generates; this handler thread writes what it reports, so that a failed write
   // (the client left) cancels the generation and a slow client never holds up the batch.
   auto run = [this, job, seed](httplib::DataSink& sink, bool stream) {
     const CompletionRequest& r = job->request;
-    const CompletionShape& shape = *job->shape;
+    CompletionShape& shape = *job->shape;
     auto ticket = std::make_shared<Ticket>();
     Ticket* t = ticket.get();
     // Only a stream needs the tokens as they come: a plain answer is written from the result, so

@@ -37,7 +37,7 @@ const char* mime_type(std::string_view name) {
 // itself, never 404 (the endpoint exists; this model cannot answer it).
 const std::vector<std::pair<std::string, std::string>>& api_endpoints() {
   static const std::vector<std::pair<std::string, std::string>> all = {
-      {"POST", "/v1/completions"}, {"POST", "/v1/chat/completions"}, {"GET", "/v1/attention"},
+      {"POST", "/v1/completions"}, {"POST", "/v1/chat/completions"}, {"POST", "/v1/responses"}, {"GET", "/v1/attention"},
       {"POST", "/v1/attention"},   {"POST", "/v1/fill-mask"},        {"POST", "/v1/classify"},
       {"POST", "/v1/embeddings"}};
   return all;
@@ -46,7 +46,7 @@ const std::vector<std::pair<std::string, std::string>>& api_endpoints() {
 // Every path the server answers, with the methods it takes: another method is 405.
 const std::vector<std::pair<std::string, std::string>>& allowed_methods() {
   static const std::vector<std::pair<std::string, std::string>> all = {
-      {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}, {"/v1/attention", "GET, POST"},
+      {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}, {"/v1/responses", "POST"}, {"/v1/attention", "GET, POST"},
       {"/v1/fill-mask", "POST"},   {"/v1/classify", "POST"},         {"/v1/embeddings", "POST"},
       {"/v1/models", "GET"},       {"/health", "GET"},               {"/metrics", "GET"}};
   return all;

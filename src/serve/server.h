@@ -3,6 +3,7 @@
 //                          a translation model: the prompt's translation
 //   POST /v1/chat/completions  a GPT: chat_request.h, the same generation in the chat shape; a
 //                          translation model: the last user message's translation
+//   POST /v1/responses     the same as a chat, in OpenAI's Responses API (chat_request.h)
 //   POST /v1/fill-mask     a BERT: the top-k tokens for each [MASK] of a text
 //   POST /v1/embeddings    a BERT: one unit vector per text (OpenAI's shape)
 //   POST /v1/classify      a classifier: a label and the class probabilities per text

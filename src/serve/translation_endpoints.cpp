@@ -44,9 +44,11 @@ class TranslationEndpoints final : public Endpoints {
   std::vector<Route> routes() override {
     auto attend = [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { attention(req, res); }); };
     return {{"POST", "/v1/completions",
-             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, false); }); }},
+             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, Api::kCompletions); }); }},
             {"POST", "/v1/chat/completions",
-             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, true); }); }},
+             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, Api::kChat); }); }},
+            {"POST", "/v1/responses",
+             [this](const httplib::Request& req, httplib::Response& res) { exclusive.run(res, [&] { translate(req, res, Api::kResponses); }); }},
             {"GET", "/v1/attention", attend},
             {"POST", "/v1/attention", attend}};
   }
@@ -86,21 +88,22 @@ class TranslationEndpoints final : public Endpoints {
     return d;
   }
 
-  void translate(const httplib::Request& req, httplib::Response& res, bool chat) {
+  void translate(const httplib::Request& req, httplib::Response& res, Api api) {
     const json body = json_object_body(req);
     CompletionRequest r;
     std::string source_text;
     bool include_usage = false;
+    const bool chat = api != Api::kCompletions;
     if (chat) {
       // The sentence is the last user message: the template's rendering is for language models.
-      ChatRequest c = parse_chat_request(req.body, options.limits, ChatTemplate{});
+      ChatRequest c = api == Api::kChat ? parse_chat_request(req.body, options.limits, ChatTemplate{})
+                                        : parse_responses_request(req.body, options.limits, ChatTemplate{});
       r = c.completion;
       include_usage = c.include_usage;
-      for (size_t i = 0; i < body["messages"].size(); ++i)  // parse_chat_request checked them
-        if (body["messages"][i]["role"] == "user")
-          source_text = message_text(body["messages"][i]["content"], "messages[" + std::to_string(i) + "]");
+      source_text = c.last_user;
       if (source_text.empty())
-        throw ApiError::invalid("messages", "a translation model translates the last user message: there is none with text");
+        throw ApiError::invalid(api == Api::kChat ? "messages" : "input",
+                                "a translation model translates the last user message: there is none with text");
     } else {
       r = parse_completion_request(req.body, options.limits);
       source_text = r.prompt;
@@ -109,21 +112,22 @@ class TranslationEndpoints final : public Endpoints {
       throw ApiError::invalid("logprobs", "logprobs is not supported for a translation model (its text is searched, not sampled)");
     if (r.echo) throw ApiError::invalid("echo", "echo is not supported for a translation model");
     const DecodeOptions decode = decode_options(body);
-    const std::vector<int> source = source_of(source_text, chat ? "messages" : "prompt");
+    const std::vector<int> source =
+        source_of(source_text, api == Api::kChat ? "messages" : api == Api::kResponses ? "input" : "prompt");
     std::vector<int> target = translate_ids(*model.model, source, decode);
     CompletionResult out;
     out.prompt_tokens = static_cast<int>(source.size());
     out.finish_reason = "stop";  // </s>
     // A translation ends at </s> (or the model's length limit), not at --default-max-tokens: only a
     // max_tokens the request gives cuts it.
-    const bool limited = body.contains("max_tokens") || body.contains("max_completion_tokens") || body.contains("n_predict");
+    const bool limited = body.contains("max_tokens") || body.contains("max_completion_tokens") ||
+                         body.contains("max_output_tokens") || body.contains("n_predict");
     if (limited && static_cast<int>(target.size()) > r.max_tokens)
       target.resize(size_t(r.max_tokens)), out.finish_reason = "length";
     out.completion_tokens = static_cast<int>(target.size());
     out.text = model.tokenizer->decode(target);
     const uint64_t seed = r.seed.value_or(0);
-    const CompletionShape shape(chat, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++), name, seed, -1,
-                                include_usage);
+    CompletionShape shape(api, next_id++, name, seed, -1, include_usage);
     if (!r.stream) return res.set_content(shape.body(out), "application/json");
     // The translation is whole before the first byte: one event with it, then the last ones.
     CompletionChunk chunk;

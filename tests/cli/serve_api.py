@@ -367,6 +367,50 @@ def chat_checks(text):
     check("chat logprobs: no alternatives without top_logprobs",
           all(c["top_logprobs"] == [] for c in r["choices"][0]["logprobs"]["content"]))
 
+    # --- /v1/responses: the same conversation in OpenAI's Responses API
+    status, _, data = request("POST", "/v1/responses", {"input": "pan zagłoba ", "max_output_tokens": 30,
+                                                        "temperature": 0.9, "seed": 5, "store": False})
+    r = json.loads(data)
+    out = r["output"][0]
+    check("responses: a response with the chat's text, incomplete at max_output_tokens",
+          status == 200 and r["object"] == "response" and r["id"].startswith("resp_") and out["type"] == "message"
+          and out["role"] == "assistant" and out["content"][0]["type"] == "output_text"
+          and out["content"][0]["text"] == choice["message"]["content"] and r["status"] == "incomplete"
+          and r["incomplete_details"] == {"reason": "max_output_tokens"}
+          and r["usage"] == {"input_tokens": 13, "output_tokens": 30, "total_tokens": 43}, r)
+    status, _, data = request("POST", "/v1/responses", {
+        "instructions": "litwo", "max_output_tokens": 30, "temperature": 0.9, "seed": 5,
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "pan"}]},
+                  {"role": "assistant", "content": [{"type": "output_text", "text": "zagłoba"}]},
+                  {"type": "message", "role": "user", "content": "kmicic"}]})
+    plain = complete({"prompt": "litwo\n\npan\nzagłoba\nkmicic\n", "max_tokens": 30, "temperature": 0.9, "seed": 5})[1]
+    check("responses: instructions and input messages rendered as the chat's",
+          status == 200 and json.loads(data)["output"][0]["content"][0]["text"] == plain["choices"][0]["text"], data[:300])
+    status, headers, data = request("POST", "/v1/responses", {"input": "pan zagłoba ", "max_output_tokens": 30,
+                                                              "temperature": 0.9, "seed": 5, "stream": True})
+    events = [e for e in data.decode().split("\n\n") if e]
+    types = [e.split("\n")[0][len("event: "):] for e in events]
+    bodies = [json.loads(e.split("\n")[1][len("data: "):]) for e in events]
+    deltas = "".join(b["delta"] for b in bodies if b["type"] == "response.output_text.delta")
+    check("responses streamed: typed events in order, numbered, the deltas spell the text",
+          types[:4] == ["response.created", "response.in_progress", "response.output_item.added",
+                        "response.content_part.added"]
+          and types[-4:] == ["response.output_text.done", "response.content_part.done", "response.output_item.done",
+                             "response.incomplete"]
+          and all(b["type"] == t for b, t in zip(bodies, types))
+          and [b["sequence_number"] for b in bodies] == list(range(len(bodies)))
+          and deltas == choice["message"]["content"] and bodies[-1]["response"]["usage"]["output_tokens"] == 30,
+          types)
+    expect_error("responses: no input", 400, "input", "input is required", {"max_output_tokens": 3}, path="/v1/responses")
+    expect_error("responses: a function call item", 400, "input", "must be a message",
+                 {"input": [{"type": "function_call", "name": "f"}]}, path="/v1/responses")
+    expect_error("responses: an image part", 400, "input", "only input_text and output_text",
+                 {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}, path="/v1/responses")
+    expect_error("responses: tools", 400, "tools", "not supported", {"input": "pan", "tools": [{"type": "function"}]},
+                 path="/v1/responses")
+    expect_error("responses: max_output_tokens too large", 400, "max_output_tokens", "max_output_tokens must be between",
+                 {"input": "pan", "max_output_tokens": 10**8}, path="/v1/responses")
+
     def chat_error(name, param, needle, payload, status=400):
         expect_error(name, status, param, needle, payload, path="/v1/chat/completions")
     chat_error("chat: no messages", "messages", "required", {"max_tokens": 3})

@@ -197,6 +197,9 @@ text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c[
 check("translation chat streamed: role, the text, finish, usage, [DONE]",
       events[-1] == "[DONE]" and chunks[0]["choices"][0]["delta"]["role"] == "assistant" and
       text == plain["choices"][0]["text"] and chunks[-1]["usage"]["completion_tokens"] >= 1, events)
+status, r = request(MT, "/v1/responses", {"input": [{"role": "user", "content": [{"type": "input_text", "text": sentence}]}]})
+check("translation responses: the translation as output_text",
+      status == 200 and r["output"][0]["content"][0]["text"] == plain["choices"][0]["text"] and r["status"] == "completed", r)
 status, short = request(MT, "/v1/completions", {"prompt": sentence, "max_tokens": 1})
 check("translation max_tokens: cut, finish_reason length",
       status == 200 and short["usage"]["completion_tokens"] == 1 and short["choices"][0]["finish_reason"] == "length", short)

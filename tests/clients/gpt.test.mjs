@@ -1,6 +1,6 @@
 // A GPT served by potop, through the clients users point at it, pinned in package.json:
-// OpenAI's Node SDK, the Vercel AI SDK (ai + @ai-sdk/openai, its .chat() and .completion()
-// providers) and LangChain's ChatOpenAI. usage: node gpt.test.mjs BASE_URL MODEL_ID PROMPT
+// OpenAI's Node SDK, the Vercel AI SDK (ai + @ai-sdk/openai: its default provider, which speaks the
+// Responses API, and its .chat() and .completion() providers) and LangChain's ChatOpenAI. usage: node gpt.test.mjs BASE_URL MODEL_ID PROMPT
 // Checks chat and completions, streamed and not, that a seed read back and re-sent gives the same
 // text, that the three clients agree on the same request, and that errors carry their code.
 import OpenAI from "openai";
@@ -88,6 +88,20 @@ const sent = (typeof body === "string" ? JSON.parse(body) : body).prompt;
 const direct = await client.completions.create({ model: modelId, prompt: sent, max_tokens: 24, temperature: 0.9, seed: 11 });
 check("AI SDK generateText (.completion): the text of its prompt through /v1/completions",
   viaCompletion.text === direct.choices[0].text && viaCompletion.text.length > 0, `${show(sent)} ${show(viaCompletion.text)}`);
+
+// The AI SDK's default provider speaks the Responses API (/v1/responses), which has no seed:
+// compared greedily (temperature 0) with the chat's greedy text.
+const greedy = (await client.chat.completions.create({ model: modelId, messages, max_completion_tokens: 24, temperature: 0 }))
+  .choices[0].message.content;
+const viaResponses = await generateText({ model: provider(modelId), prompt, maxOutputTokens: 24, temperature: 0, maxRetries: 0 });
+check("AI SDK generateText (the default provider, Responses API): the chat's text", viaResponses.text === greedy &&
+  viaResponses.usage.outputTokens === 24, `${show(viaResponses.text)} ${viaResponses.finishReason}`);
+let responseParts = "";
+for await (const part of streamText({ model: provider(modelId), prompt, maxOutputTokens: 24, temperature: 0, maxRetries: 0 })
+  .textStream) responseParts += part;
+check("AI SDK streamText (the default provider): the same text", responseParts === greedy, show(responseParts));
+const response = await client.responses.create({ model: modelId, input: prompt, max_output_tokens: 24, temperature: 0 });
+check("OpenAI SDK responses.create: output_text", response.output_text === greedy, show(response.output_text));
 
 // --- LangChain
 const lc = new ChatOpenAI({ model: modelId, apiKey: "unused", configuration: { baseURL: `${base}/v1` }, temperature: 0.9,

@@ -116,5 +116,43 @@ TEST(ChatRequest, MistakesNameTheField) {
   EXPECT_NO_THROW(parse("{" + m + R"(, "tools": [], "tool_choice": "auto", "response_format": {"type": "text"}})"));
 }
 
+TEST(ResponsesRequest, InputAndInstructionsAreTheChatsMessages) {
+  const ChatRequest r = parse_responses_request(
+      R"({"instructions": "Be brief.", "input": [{"role": "user", "content": [{"type": "input_text", "text": "a"}]},
+          {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "b"}]},
+          {"role": "user", "content": "c"}], "max_output_tokens": 9, "temperature": 0.5, "stream": true,
+          "store": false, "include": []})",
+      Limits{}, ChatTemplate{});
+  EXPECT_EQ(r.completion.prompt, "Be brief.\n\na\nb\nc\n");
+  EXPECT_EQ(r.last_user, "c");
+  EXPECT_EQ(r.completion.max_tokens, 9);
+  EXPECT_FLOAT_EQ(r.completion.sampling.temperature, 0.5f);
+  EXPECT_TRUE(r.completion.stream);
+  EXPECT_EQ(parse_responses_request(R"({"input": "hi"})", Limits{}, ChatTemplate{}).completion.prompt, "hi\n");
+}
+
+TEST(ResponsesRequest, MistakesNameTheResponsesFields) {
+  auto refused = [](const std::string& body, const std::string& param, const std::string& needle) {
+    try {
+      parse_responses_request(body, Limits{}, ChatTemplate{});
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.param, param) << body << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << body << ": " << e.what();
+    }
+  };
+  refused(R"({"model": "m"})", "input", "input is required");
+  refused(R"({"input": []})", "input", "non-empty list");
+  refused(R"({"input": [{"type": "function_call_output", "output": "x"}]})", "input", "must be a message");
+  refused(R"({"input": [{"role": "user", "content": [{"type": "input_image"}]}]})", "input", "only input_text");
+  refused(R"({"input": [{"role": "tool", "content": "x"}]})", "input", "input[0].role 'tool' is not supported");
+  refused(R"({"input": "a", "max_output_tokens": -1})", "max_output_tokens", "max_output_tokens must be between");
+  refused(R"({"input": "a", "tools": [{"type": "web_search"}]})", "tools", "not supported");
+  refused(R"({"input": "a", "text": {"format": {"type": "json_schema"}}})", "text", "JSON modes");
+  refused(R"({"input": "a", "instructions": 3})", "instructions", "must be a string");
+  refused(R"({"input": "a", "previous_response_id": "resp_1"})", "previous_response_id", "keeps no responses");
+  refused(R"({"input": "a", "temperature": 1e999})", "", "valid JSON");
+}
+
 }  // namespace
 }  // namespace potop::serve
