@@ -4,25 +4,12 @@
 // attention opens on the [MASK] with lines to every token (an encoder sees both sides), and the
 // classifier's labels come with what [CLS] attends to, per layer and head, and a translation's
 // cross-attention draws target tokens on the left, source tokens on the right; writes screenshots.
-import { chromium } from "playwright-core";
+import { check, withChromium } from "./harness.mjs";
 
 const [bertUrl, classifierUrl, mtUrl, shots] = process.argv.slice(2);
-let failures = 0;
-function check(name, ok, detail = "") {
-  if (ok) console.log(`ok   ${name}`);
-  else { failures++; console.error(`FAIL: ${name} ${detail}`); }
-}
 const visibleTabs = (page) => page.locator(".tab:not([hidden])").allTextContents();
 
-const browser = await chromium.launch({
-  executablePath: process.env.POTOP_CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-});
-try {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-
+await withChromium(async (browser, page, errors) => {
   // A BERT: fill mask and attention.
   await page.goto(bertUrl + "/");
   await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("bert"));
@@ -91,7 +78,4 @@ try {
     (await page.locator("#att-heatmap rect.cell").count()) === targets.length * sources.length);
   await page.screenshot({ path: `${shots}/studio-cross-attention.png` });
   check("no script errors", errors.length === 0, errors.join("; "));
-} finally {
-  await browser.close();
-}
-process.exit(failures ? 1 : 0);
+});

@@ -3,23 +3,11 @@
 // Checks that the page loads, a completion streams into the playground with coloured tokens and
 // hover alternatives, clicking a token in the attention view draws its lines, the heat map and
 // the surprisal view render; writes screenshots for the README.
-import { chromium } from "playwright-core";
+import { check, withChromium } from "./harness.mjs";
 
 const [base, shots, keyUrl, key] = process.argv.slice(2);
-let failures = 0;
-function check(name, ok, detail = "") {
-  if (ok) console.log(`ok   ${name}`);
-  else { failures++; console.error(`FAIL: ${name} ${detail}`); }
-}
 
-const browser = await chromium.launch({
-  executablePath: process.env.POTOP_CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-});
-try {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
+await withChromium(async (browser, page, errors) => {
   await page.goto(base + "/");
   await page.waitForFunction(() => document.getElementById("model-name").textContent.includes("layers"));
   check("page loads and names the model", true);
@@ -146,7 +134,4 @@ try {
     check("--api-key: the studio asks for the key once and generates", asked === 1 && said.includes("tokens in"),
       `asked ${asked} times: ${said}`);
   }
-} finally {
-  await browser.close();
-}
-process.exit(failures ? 1 : 0);
+});

@@ -9,21 +9,6 @@ GROUP=${2:-all}
 MPIRUN=${3:-}
 source "$(dirname "$0")/lib.sh"
 
-# label<TAB>text lines: "good" texts hold the word dobry, "bad" ones zły, among filler words.
-make_labelled() {  # make_labelled <file> <lines> <seed>
-  python3 - "$@" <<'PY'
-import random, sys
-path, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(seed)
-filler = "kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo".split()
-with open(path, "w") as f:
-    for _ in range(n):
-        label = rng.choice(["good", "bad"])
-        words = [rng.choice(filler) for _ in range(rng.randint(2, 6))]
-        words.insert(rng.randint(0, len(words)), "dobry" if label == "good" else "zły")
-        f.write(f"{label}\t{' '.join(words)}\n")
-PY
-}
 make_labelled train.tsv 240 1
 make_labelled dev.tsv 40 2
 SMALL=(--n-layer 1 --n-head 2 --n-embd 16 --block-size 24 --batch-size 8 --threads 1 --lr 3e-3 --min-count 1)

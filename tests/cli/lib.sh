@@ -29,6 +29,31 @@ finish() {
   echo "all checks passed"
 }
 
+# serve_model: the tiny GPT the serve tests serve, trained a few steps on a small corpus into
+# ./model (fails and finishes when training fails).
+serve_model() {
+  make_corpus corpus.txt 1500
+  "$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
+    { cat train.log >&2; fail "train exited non-zero"; finish; }
+}
+
+# make_labelled <file> <lines> <seed>: label<TAB>text lines of a small synthetic task: "good"
+# texts hold the word dobry, "bad" ones zły, among filler words.
+make_labelled() {
+  /usr/bin/python3 - "$@" <<'PY'
+import random, sys
+path, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+filler = "kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo".split()
+with open(path, "w") as f:
+    for _ in range(n):
+        label = rng.choice(["good", "bad"])
+        words = [rng.choice(filler) for _ in range(rng.randint(2, 6))]
+        words.insert(rng.randint(0, len(words)), "dobry" if label == "good" else "zły")
+        f.write(f"{label}\t{' '.join(words)}\n")
+PY
+}
+
 # start_serve <log> <potop serve flags>...: starts potop serve on a free port in the background;
 # sets PORT and SERVER_PID, or fails and finishes when it does not start.
 start_serve() {

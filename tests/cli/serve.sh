@@ -6,9 +6,7 @@ POTOP=$1
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$(dirname "$0")/lib.sh"
 
-make_corpus corpus.txt 1500
-"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
-  { cat train.log >&2; fail "train exited non-zero"; finish; }
+serve_model
 
 # start_server <log> <flags>...: serves the model on 1 thread unless DEFAULT_THREADS=1 (lib.sh's
 # start_serve: PORT and SERVER_PID).

@@ -10,6 +10,7 @@ Prints "ok ..." per check and exits 1 if any failed.
 import http.client
 import json
 import math
+import os
 import socket
 import sys
 import time
@@ -17,18 +18,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
 BASE = sys.argv[1]
 HOST, PORT = urllib.parse.urlparse(BASE).hostname, urllib.parse.urlparse(BASE).port
-failures = 0
-
-
-def check(name, condition, detail=""):
-    global failures
-    if condition:
-        print(f"ok   {name}")
-    else:
-        failures += 1
-        print(f"FAIL: {name} {detail}", file=sys.stderr)
 
 
 def request(method, path, body=None, raw=None, headers=None):
@@ -471,4 +465,4 @@ def batch_checks():
 
 
 {"main": main_checks, "timeout": timeout_checks, "batch": batch_checks}[sys.argv[2]]()
-sys.exit(1 if failures else 0)
+finish()

@@ -12,24 +12,18 @@ while a normal request must be answered within 1 s and the server's RSS stay und
 Prints "ok ..." per check; exits 1 if any failed.
 """
 import json
+import os
 import socket
 import sys
 import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
 MODE, BASE = sys.argv[1], sys.argv[2]
 HOST, PORT = urllib.parse.urlparse(BASE).hostname, urllib.parse.urlparse(BASE).port
-failures = 0
-
-
-def check(name, condition, detail=""):
-    global failures
-    if condition:
-        print(f"ok   {name}")
-    else:
-        failures += 1
-        print(f"FAIL: {name} {detail}", file=sys.stderr)
 
 
 def raw(request, timeout=10):
@@ -208,4 +202,4 @@ if MODE == "guard":
     guard_checks(sys.argv[3])
 else:
     attack_checks(int(sys.argv[3]))
-sys.exit(1 if failures else 0)
+finish()

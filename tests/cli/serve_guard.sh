@@ -8,9 +8,7 @@ POTOP=$1
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$(dirname "$0")/lib.sh"
 
-make_corpus corpus.txt 1500
-"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
-  { cat train.log >&2; fail "train exited non-zero"; finish; }
+serve_model
 
 printf 'sekret-123\n' >key.txt
 start_serve guard.log --model model --threads 1 --api-key-file key.txt --cors-origin https://app.example

@@ -15,19 +15,8 @@ make_corpus text.txt 3000
 SHAPE=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --threads 1)
 "$POTOP" bert pretrain --data text.txt --tokenizer tok "${SHAPE[@]}" --out bert --steps 20 --eval-interval 20 \
   --eval-iters 2 >/dev/null 2>bert.log || { fail "bert pretrain: $(cat bert.log)"; finish; }
-# label<TAB>text: "good" texts hold the word dobry, "bad" ones zły.
-/usr/bin/python3 - <<'PY'
-import random
-rng = random.Random(1)
-filler = "kmicic ruszył z kopyta a pan zagłoba zawołał żywo".split()
-for path, n in (("train.tsv", 200), ("dev.tsv", 40)):
-    with open(path, "w") as f:
-        for _ in range(n):
-            label = rng.choice(["good", "bad"])
-            words = [rng.choice(filler) for _ in range(rng.randint(2, 5))]
-            words.insert(rng.randint(0, len(words)), "dobry" if label == "good" else "zły")
-            f.write(f"{label}\t{' '.join(words)}\n")
-PY
+make_labelled train.tsv 200 1
+make_labelled dev.tsv 40 2
 "$POTOP" classify train --data train.tsv --dev dev.tsv --init-from bert --out classifier --epochs 2 --batch-size 8 \
   --threads 1 >/dev/null 2>classify.log || { fail "classify train: $(cat classify.log)"; finish; }
 # Sentence pairs: four words of the corpus and the same four reversed.

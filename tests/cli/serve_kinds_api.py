@@ -11,6 +11,7 @@ check and exits 1 if any failed.
 import base64
 import json
 import math
+import os
 import struct
 import subprocess
 import sys
@@ -18,17 +19,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
 POTOP, BERT, BERT_DIR, CLS, CLS_DIR, MT, MT_DIR = sys.argv[1:8]
-failures = 0
-
-
-def check(name, condition, detail=""):
-    global failures
-    if condition:
-        print(f"ok   {name}")
-    else:
-        failures += 1
-        print(f"FAIL: {name} {detail}", file=sys.stderr)
 
 
 def request(base, path, body=None, method=None):
@@ -227,4 +221,4 @@ expect_error("translation chat without a user message", MT, "/v1/chat/completion
              {"messages": [{"role": "system", "content": "x"}]}, "messages", "last user message")
 expect_error("translation embeddings", MT, "/v1/embeddings", {"input": "x"}, "model", "kind 'encoder-decoder'")
 
-sys.exit(1 if failures else 0)
+finish()

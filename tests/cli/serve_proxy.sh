@@ -15,9 +15,7 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] || ! command -v ope
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-make_corpus corpus.txt 1500
-"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
-  { cat train.log >&2; fail "train exited non-zero"; finish; }
+serve_model
 start_serve serve.log --model model --threads 1 --api-key sekret
 UPSTREAM=$PORT
 

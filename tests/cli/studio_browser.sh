@@ -13,9 +13,7 @@ if [ ! -d "$BROWSER/node_modules/playwright-core" ] || ! command -v node >/dev/n
   exit 0
 fi
 
-make_corpus corpus.txt 1500
-"$POTOP" train --data corpus.txt --out model --steps 30 --eval-interval 30 "${TINY[@]}" 2>train.log ||
-  { cat train.log >&2; fail "train exited non-zero"; finish; }
+serve_model
 start_serve serve.log --model model --threads 1
 MAIN_PORT=$PORT MAIN_PID=$SERVER_PID
 start_serve keyed.log --model model --threads 1 --api-key sekret
