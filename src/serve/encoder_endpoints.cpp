@@ -57,8 +57,7 @@ std::string base64_floats(const std::vector<float>& v) {
 class EncoderEndpoints final : public Endpoints {
  public:
   EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
-    name = m.weights.parent_path().filename().string();
-    if (name.empty()) name = m.weights.stem().string();
+    name = served_name(m.weights);
     kind = m.kind->name;
     if (m.kind == &bert_kind())
       bert = loaded_as<Bert, BertConfig>(std::move(m));

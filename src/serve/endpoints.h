@@ -5,6 +5,7 @@
 #pragma once
 #include <httplib.h>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,12 @@
 #include "serve/server.h"
 
 namespace potop::serve {
+
+// The name a model is served as (/v1/models' id): its directory's, or a lone weights file's stem.
+inline std::string served_name(const std::filesystem::path& weights) {
+  const std::string dir = weights.parent_path().filename().string();
+  return dir.empty() ? weights.stem().string() : dir;
+}
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 struct Route {

@@ -40,8 +40,7 @@ class GptEndpoints final : public Endpoints {
         batcher(*model.model, o.threads, o.prefill_chunk),
         attention_model(static_cast<GPT*>(model.model->replica().release())),
         chat_template(o.chat_template ? *o.chat_template : model_chat_template(model.files)) {
-    name = model.weights.parent_path().filename().string();
-    if (name.empty()) name = model.weights.stem().string();
+    name = served_name(model.weights);
   }
 
   json meta() const override {

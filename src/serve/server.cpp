@@ -71,8 +71,7 @@ bool servable(const ModelKind& kind) {
 struct Server::Impl {
   Impl(LoadedModel&& m, const ServeOptions& o) : options(o), created(std::time(nullptr)) {
     kind = m.kind;
-    name = m.weights.parent_path().filename().string();
-    if (name.empty()) name = m.weights.stem().string();
+    name = served_name(m.weights);
     if (m.kind == &gpt_kind())
       endpoints = gpt_endpoints(std::move(m), o, metrics);
     else if (m.kind == &encoder_decoder_kind())

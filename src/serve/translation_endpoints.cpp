@@ -27,8 +27,7 @@ constexpr int kMaxBeam = 16;
 class TranslationEndpoints final : public Endpoints {
  public:
   TranslationEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
-    name = m.weights.parent_path().filename().string();
-    if (name.empty()) name = m.weights.stem().string();
+    name = served_name(m.weights);
     model = as_translation_model(std::move(m));
   }
 
