@@ -145,6 +145,9 @@ Run add_prepare(CLI::App& app) {
                  (unsigned long long)m.characters, (unsigned long long)m.tokens, to_string(m.ids).c_str(),
                  (unsigned long long)m.train.tokens, (unsigned long long)m.val.tokens, m.shards.size(),
                  m.shards.size() == 1 ? "" : "s");
+    for (const auto& [path, bytes] : r.removed_partials)
+      std::fprintf(stderr, "note: removed %s (%.1f MB), left by a prepare that was killed\n", path.string().c_str(),
+                   double(bytes) / 1e6);
     if (r.replaced) std::fprintf(stderr, "note: --force: the data directory that was in %s is replaced\n", r.out.string().c_str());
     if (r.skipped_empty + r.skipped_hidden + r.skipped_special > 0)
       std::fprintf(stderr, "note: %s: left out %zu empty file(s), %zu hidden entr%s, %zu entr%s that are not regular files\n",

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <omp.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -303,6 +304,33 @@ bool check_out(const fs::path& out, const fs::path& data, bool force) {
 
 }  // namespace
 
+namespace {
+
+// OUT.partial-PID directories that a killed `potop prepare` left beside OUT: removed when that
+// process is gone (a live one, another prepare into OUT, is left alone).
+std::vector<std::pair<fs::path, uintmax_t>> remove_stale_partials(const fs::path& out) {
+  std::vector<std::pair<fs::path, uintmax_t>> removed;
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string prefix = out.filename().string() + ".partial-";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(parent, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix) || !e.is_directory(ec)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    uintmax_t bytes = 0;
+    for (const fs::directory_entry& f : fs::recursive_directory_iterator(e.path(), ec))
+      if (f.is_regular_file(ec)) bytes += f.file_size(ec);
+    if (fs::remove_all(e.path(), ec) != static_cast<uintmax_t>(-1) && !ec)
+      removed.emplace_back(out.parent_path() / name, bytes);  // as --out was written
+  }
+  return removed;
+}
+
+}  // namespace
+
 PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer* given,
                            const std::function<void(const PrepareProgress&)>& progress,
                            const std::function<bool()>& stop) {
@@ -341,6 +369,7 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer* given
     fs::create_directories(parent, ec);
     if (ec) throw Error("--out " + out.string() + ": cannot create " + parent.string() + " (" + ec.message() + ")");
   }
+  const auto stale = remove_stale_partials(out);
   fs::path tmp = out;
   tmp += ".partial-" + std::to_string(::getpid());
   fs::remove_all(tmp, ec);
@@ -350,6 +379,7 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer* given
 
   PrepareResult result;
   result.out = out;
+  result.removed_partials = stale;
   result.replaced = replace;
   result.skipped_empty = listing.skipped_empty;
   result.skipped_hidden = listing.skipped_hidden;

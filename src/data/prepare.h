@@ -46,6 +46,9 @@ struct PrepareResult {
   UnknownReport unknown;      // what --unknown skip/replace left out or replaced
   std::string unknown_file;   // the first file where that happened
   size_t skipped_empty = 0, skipped_hidden = 0, skipped_special = 0;
+  // Partial outputs of earlier runs that were killed (OUT.partial-PID of a process no longer
+  // running), removed, with their sizes in bytes.
+  std::vector<std::pair<std::filesystem::path, uintmax_t>> removed_partials;
 };
 
 // Throws potop::Error naming the culprit for every bad input, before writing anything when it

@@ -26,6 +26,7 @@ struct ModelKind {
   std::string tokenizer;    // the tokenizer a config.json without "tokenizer" means
   std::vector<std::string> commands;  // the potop commands that take it: "sample", "eval", ...
   std::string hint;         // where to go for the others: "use potop translate"
+  std::string trainer;      // the command that trains it, and resumes its runs: "potop translate train"
 
   // The config from JSON (fields absent keep their defaults), validated and written back with
   // every field: the normalized config the other functions take. Errors name `source`.

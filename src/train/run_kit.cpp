@@ -10,6 +10,7 @@
 #include "core/profile.h"
 #include "core/threads.h"
 #include "kernels/gemm.h"
+#include "models/kinds.h"
 #include "train/resume.h"
 
 namespace potop {
@@ -28,9 +29,15 @@ void RunKit::open_state() {
   state_file_.emplace(resolve_resume_path(control_.resume, out_, command_));
   state_ = read_train_state(*state_file_);
   const std::string kind = read_model_kind(*state_file_);
-  if (!kind.empty() && kind != kind_)
-    throw Error(state_file_->path() + ": the training state of a '" + kind + "' model, not of " + command_ +
-                " (a " + kind_ + ")");
+  if (!kind.empty() && kind != kind_) {
+    // Which command resumes it, from the table of kinds (a kind this potop lacks: its name).
+    const ModelKind* theirs = nullptr;
+    for (const ModelKind* k : model_kinds())
+      if (k->name == kind) theirs = k;
+    const std::string what = theirs ? theirs->noun + " (kind '" + kind + "')" : "a '" + kind + "' model";
+    throw Error(control_.resume + ": the training run of " + what + ", not of " + model_kind(kind_).noun + ", which " +
+                command_ + " trains" + (theirs ? "; resume it with " + theirs->trainer + " --resume " + control_.resume : ""));
+  }
 }
 
 std::string RunKit::state_path() const { return state_file_ ? state_file_->path() : control_.resume; }

@@ -21,6 +21,21 @@ train)
   [ -s data/data.json ] && [ -s data/tokens-00000.bin ] && [ -s data/tokenizer/vocab.json ] &&
     ok "data.json, a shard and the tokenizer are written" || fail "missing files in data/: $(ls -R data)"
 
+  # A prepare killed mid-way leaves OUT.partial-PID: the next run into OUT removes it and says so;
+  # the partial of a prepare still running (here: this shell's pid) stays.
+  sleep 0 & dead=$!
+  wait "$dead"
+  mkdir -p "stale.partial-$dead" "stale.partial-$$"
+  head -c 100000 /dev/zero >"stale.partial-$dead/tokens-00000.bin"
+  "$POTOP" prepare --data text.txt --out stale 2>stale.log || fail "prepare into stale: $(cat stale.log)"
+  if [ ! -e "stale.partial-$dead" ] && [ -d "stale.partial-$$" ] &&
+      grep -q "note: removed stale.partial-$dead (0.1 MB), left by a prepare that was killed" stale.log; then
+    ok "a killed prepare's partial output is removed, and said; a live one's is left"
+  else
+    fail "stale partials: $(ls -d stale.partial-* 2>/dev/null) $(cat stale.log)"
+  fi
+  rm -rf "stale.partial-$$"
+
   # The ids are those of the text, as the docs' numpy snippet reads them.
   /usr/bin/python3 - data text.txt <<'EOF' && ok "numpy reads the shards as the text's ids" || fail "numpy read of the shards"
 import json, sys, numpy as np

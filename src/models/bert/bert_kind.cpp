@@ -23,6 +23,7 @@ const ModelKind& bert_kind() {
       .tokenizer = "bpe",
       .commands = {"info", "eval", "attention", "bert fill", "serve", "classify train --init-from"},
       .hint = "it fills in [MASK] with potop bert fill, and is fine-tuned with potop classify train --init-from",
+      .trainer = "potop bert pretrain",
       .describe = describe_bert,
       .extra_ids = [](const nlohmann::json&) { return 1; },  // [MASK]
   });

@@ -23,6 +23,7 @@ const ModelKind& bow_kind() {
       .tokenizer = "word",
       .commands = {"info", "eval", "attention", "bow attention"},
       .hint = "use potop eval or potop attention (it does not generate text)",
+      .trainer = "potop bow train",
       .describe = describe_bow,
   });
   return kind;

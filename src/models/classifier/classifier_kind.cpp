@@ -24,6 +24,7 @@ const ModelKind& classifier_kind() {
       .tokenizer = "word",
       .commands = {"info", "attention", "classify eval", "classify predict", "classify attention", "serve"},
       .hint = "use potop classify eval, predict or attention (it labels texts, it does not generate them)",
+      .trainer = "potop classify train",
       .describe = describe_classifier,
       .extra_ids = [](const nlohmann::json& j) { return j.value("extra_ids", 0); },
   });

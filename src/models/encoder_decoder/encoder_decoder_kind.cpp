@@ -25,6 +25,7 @@ const ModelKind& encoder_decoder_kind() {
       .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention", "serve",
                    "translate train --init-from"},
       .hint = "use potop translate (translate eval, translate attention)",
+      .trainer = "potop translate train",
       .describe = describe_encoder_decoder,
       // T5 span-corruption sentinels (potop translate pretrain) are ids past the tokenizer's.
       .extra_ids = [](const nlohmann::json& c) { return c.value("sentinels", 0); },

@@ -24,6 +24,7 @@ const ModelKind& gpt_kind() {
       .tokenizer = "char",  // directories from before the other tokenizers name none
       .commands = {"info", "eval", "sample", "attention", "serve", "train --init-from"},
       .hint = "it generates text with potop sample",
+      .trainer = "potop train",
       .describe = describe_gpt,
   });
   return kind;
