@@ -93,7 +93,8 @@ int RunKit::replicas(int rows) const { return options_.parallel == "batch" ? std
 void RunKit::adopt(std::unique_ptr<Model> model, const MemoryPlan& plan, int replicas, const BatchShape& largest) {
   plan_ = plan, largest_ = largest;
   // Created once the data is read and the model fits: a refused run leaves no directory behind.
-  if (writer()) ensure_writable_directory(out_);
+  // One writer per directory, before anything in it changes (--force's removal included).
+  if (writer()) ensure_writable_directory(out_), lock_.emplace(out_, command_);
   model_ = std::move(model);
   parallel_.emplace(*model_, replicas);
   parallel_->zero_grad();

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "checkpoint/train_state.h"
+#include "core/dir_lock.h"
 #include "core/safetensors.h"
 #include "dist/communicator.h"
 #include "tokenizer/tokenizer.h"
@@ -163,6 +164,7 @@ class RunKit {
   std::string kind_, command_;
   std::FILE* log_;
   std::optional<SafetensorsFile> state_file_;
+  std::optional<DirectoryLock> lock_;    // held from the moment the output directory exists
   TrainState state_;
   fs::path out_;
   std::vector<std::string> notes_;       // resume: what differs from an uninterrupted run
