@@ -48,7 +48,7 @@ def potop_train(potop, words, out, model, threads, epochs, seed):
     cmd = [potop, "word2vec", "train", "--data", words, "--out", out, "--model", model, "--split", "space",
            "--dim", str(s["dim"]), "--window", str(s["window"]), "--negative", str(s["negative"]),
            "--sample", str(s["sample"]), "--min-count", str(s["min_count"]), "--alpha", str(s["alpha"]),
-           "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
+           "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed), "--force"]  # reused --out
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     with open(os.path.join(out, "train.json")) as f:
         info = json.load(f)

@@ -1,6 +1,7 @@
 // potop word2vec train|split|similar|analogy|evaluate: word vectors (src/word2vec/) and the
 // questions asked of them. docs/word2vec.md has the commands and the comparison with gensim
 // and fastText.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -30,7 +31,7 @@ struct Word2VecArgs {
   Word2VecOptions train;
   CorpusOptions corpus;
   int k = 10;
-  bool json = false;
+  bool json = false, force = false;
 };
 
 const char* model_name(Word2VecModel m) { return m == Word2VecModel::kCbow ? "cbow" : "skipgram"; }
@@ -51,9 +52,44 @@ void write_outputs(const std::filesystem::path& dir, const Vocabulary& vocab, co
   write_file_atomic(dir / "vocab.json", v.dump() + "\n");
 }
 
+// What `word2vec train` writes into --out: the only files its --force removes.
+const std::vector<std::string> kOutputFiles = {"vectors.txt", "vectors.bin", "vectors.safetensors", "vocab.json",
+                                               "metrics.jsonl", "train.json"};
+
+// --out must be new or empty, or hold an earlier word2vec run's files and nothing else (replaced
+// with --force). A directory with anything else (a model's, a tokenizer's, the user's) is refused
+// whatever the flags: --force removes only what potop wrote.
+void check_out(const std::filesystem::path& out, bool force) {
+  std::error_code ec;
+  if (!std::filesystem::exists(out, ec)) return;
+  if (!std::filesystem::is_directory(out, ec)) throw Error("--out " + out.string() + ": not a directory");
+  std::vector<std::string> ours, others;
+  for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool mine = std::find(kOutputFiles.begin(), kOutputFiles.end(), name) != kOutputFiles.end();
+    (mine ? ours : others).push_back(name);
+  }
+  std::sort(others.begin(), others.end());
+  auto list = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (size_t i = 0; i < names.size() && i < 5; ++i) text += (i ? ", " : "") + names[i];
+    return text + (names.size() > 5 ? ", ..." : "");
+  };
+  if (!others.empty())
+    throw Error("--out " + out.string() + " holds files potop word2vec did not write (" + list(others) +
+                "); choose another --out (--force replaces only word vectors)");
+  if (ours.empty()) return;
+  if (!force)
+    throw Error("--out " + out.string() + " already holds word vectors (" + list(ours) +
+                "); replace them with --force, or choose another --out");
+  for (const std::string& name : ours) std::filesystem::remove(out / name, ec);
+  std::fprintf(stderr, "note: --force: the word vectors that were in %s are removed\n", out.string().c_str());
+}
+
 int run_train(const Word2VecArgs& a) {
   validate(a.train);
   const std::filesystem::path out(a.out);
+  check_out(out, a.force);
   ensure_writable_directory(out);
   const std::string text = read_utf8_text(a.data);
   Vocabulary vocab;
@@ -205,8 +241,10 @@ Run add_word2vec(CLI::App& app) {
 
   CLI::App* train = cmd->add_subcommand("train", "learn word vectors from a text (word2vec.c's flags)");
   train->add_option("--data", a->data, "UTF-8 text; each line a sentence")->required();
-  train->add_option("--out", a->out, "directory for vectors.txt, vectors.bin, vectors.safetensors, vocab.json")
+  train->add_option("--out", a->out, "directory for vectors.txt, vectors.bin, vectors.safetensors, vocab.json (new, "
+                                     "empty, or an earlier run's with --force)")
       ->required();
+  train->add_flag("--force", a->force, "replace the word vectors an earlier run wrote in --out");
   add_choice(train, "--model", choice(a->train.model, {{Word2VecModel::kCbow, "cbow"}, {Word2VecModel::kSkipgram, "skipgram"}}),
              "cbow or skipgram");
   train->add_option("--dim", a->train.dim, "vector size")->capture_default_str();

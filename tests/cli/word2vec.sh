@@ -68,6 +68,23 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   printf 'a1 b1 a2 b2\n: s\n' >nosection.txt
   expect_error "question before a section" 1 strict "nosection.txt: line 1" -- word2vec evaluate --vectors good --analogies nosection.txt
   expect_error "missing analogy file" 1 strict "missing.txt" -- word2vec evaluate --vectors good --analogies missing.txt
+
+  # --out: an earlier run's vectors are replaced only with --force; a directory of anything else
+  # (a GPT's model, a tokenizer) is refused whatever the flags, and nothing in it changes.
+  expect_error "train into an earlier run's --out" 1 strict "--out good already holds word vectors" "--force" -- \
+    word2vec train --data corpus.txt --out good "${TRAIN[@]}" --epochs 1
+  "$POTOP" word2vec train --data corpus.txt --out good "${TRAIN[@]}" --epochs 1 --force 2>force.log &&
+    grep -q "note: --force: the word vectors that were in good are removed" force.log && [ -s good/vectors.bin ] &&
+    ok "--force replaces an earlier run's vectors" || fail "word2vec --force: $(cat force.log)"
+  "$POTOP" train --data corpus.txt --out a-gpt --steps 2 --eval-interval 2 "${TINY[@]}" 2>/dev/null || fail "train a GPT"
+  before=$(cat a-gpt/vocab.json a-gpt/config.json | md5sum)
+  for force in "" --force; do
+    expect_error "word2vec train into a GPT's directory ${force:-without --force}" 1 strict \
+      "--out a-gpt holds files potop word2vec did not write (" "config.json" -- \
+      word2vec train --data corpus.txt --out a-gpt "${TRAIN[@]}" --epochs 1 $force
+  done
+  [ "$(cat a-gpt/vocab.json a-gpt/config.json | md5sum)" = "$before" ] && [ ! -e a-gpt/vectors.bin ] &&
+    ok "the GPT's directory is untouched" || fail "word2vec changed the GPT's directory: $(ls a-gpt)"
 fi
 if [ "$GROUP" = all ] || [ "$GROUP" = init ]; then
   # A word-level GPT whose token table starts from word2vec vectors of the same words.
