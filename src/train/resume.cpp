@@ -74,6 +74,10 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::str
     if (fs::exists(what / "latest.safetensors", ec))
       throw Error(state.string() + ": missing, so " + what.string() +
                   " cannot be resumed (it holds weights only: written by an older potop, or the state was removed)");
+    // config.json without any checkpoint: a run that was stopped before its first one.
+    if (fs::exists(what / "config.json", ec) && !fs::exists(what / "best.safetensors", ec))
+      throw Error(what.string() + ": its run was stopped before its first checkpoint, so there is nothing to resume; "
+                  "start it again with " + command + " --out " + what.string() + " --force");
     throw Error(what.string() + ": not a model directory from " + command + " (no " + kResumeFile + ")");
   }
   dir = what.parent_path();

@@ -247,7 +247,14 @@ std::vector<fs::path> previous_run_files(const fs::path& out, bool force) {
   std::vector<fs::path> previous = run_files_in(out);
   if (!previous.empty() && !force) {
     std::string files;
-    for (const fs::path& f : previous) files += (files.empty() ? "" : ", ") + f.filename().string();
+    bool checkpoint = false;
+    for (const fs::path& f : previous) {
+      files += (files.empty() ? "" : ", ") + f.filename().string();
+      checkpoint = checkpoint || f.extension() == ".safetensors";
+    }
+    if (!checkpoint)  // config.json and metrics.jsonl alone: a run stopped before its first checkpoint
+      throw Error("--out " + out.string() + " holds a run that was stopped before its first checkpoint (" + files +
+                  "): nothing to resume; start it again with --force, or choose another --out");
     throw Error("--out " + out.string() + " already holds a model (" + files + "); continue it with --resume " +
                 out.string() + ", replace it with --force, or choose another --out");
   }

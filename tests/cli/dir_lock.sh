@@ -38,4 +38,16 @@ done
 grep -q "resuming m at step" resume.log && ok "a run killed with SIGKILL leaves no lock: --resume goes on" ||
   fail "resume after SIGKILL: $(cat resume.log)"
 kill -KILL "$RESUMED" 2>/dev/null; wait "$RESUMED" 2>/dev/null || true
+
+# A run killed before its first checkpoint leaves config.json, the tokenizer and metrics.jsonl:
+# both --resume and a new run say so, and --force starts it again.
+"$POTOP" train --data corpus.txt --out early --steps 2 --eval-interval 2 "${TINY[@]}" 2>/dev/null || fail "train early"
+rm -f early/*.safetensors
+expect_error "--resume of a run stopped before its first checkpoint" 1 strict \
+  "early: its run was stopped before its first checkpoint, so there is nothing to resume" \
+  "potop train --out early --force" -- train --resume early
+expect_error "a new run into it" 1 strict "--out early holds a run that was stopped before its first checkpoint" \
+  "--force" -- train --data corpus.txt --out early --steps 2 "${TINY[@]}"
+"$POTOP" train --data corpus.txt --out early --steps 2 --eval-interval 2 --force "${TINY[@]}" 2>/dev/null &&
+  [ -s early/best.safetensors ] && ok "--force starts it again" || fail "--force after an early stop"
 finish
