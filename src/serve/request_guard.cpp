@@ -52,6 +52,7 @@ bool refuse(httplib::Response& res, int status, const std::string& code, const s
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
+  if (host == "::1") return true;  // an address (--host ::1), not host:port
   const std::string name = host_name(host);
   // 127.x.y.z as an address, not a name that begins so (127.0.0.1.evil.example)
   const bool ipv4_loopback = name.starts_with("127.") && std::count(name.begin(), name.end(), '.') == 3 &&
