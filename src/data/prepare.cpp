@@ -302,10 +302,6 @@ bool check_out(const fs::path& out, const fs::path& data, bool force) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // OUT.partial-PID directories that a killed `potop prepare` left beside OUT: removed when that
 // process is gone (a live one, another prepare into OUT, is left alone).
 std::vector<std::pair<fs::path, uintmax_t>> remove_stale_partials(const fs::path& out) {

@@ -118,15 +118,10 @@ ChatTemplate model_chat_template(const json& files) {
 }
 
 ChatRequest parse_chat_request(std::string_view text, const Limits& limits, const ChatTemplate& chat_template) {
-  json body;
-  try {
-    body = json::parse(text);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    throw ApiError::invalid("", "the request body is not valid JSON: " + what);
-  }
-  if (!body.is_object()) throw ApiError::invalid("", "the request body must be a JSON object");
+  return chat_request_from_json(parse_request_json(text), limits, chat_template);
+}
+
+ChatRequest chat_request_from_json(const json& body, const Limits& limits, const ChatTemplate& chat_template) {
   refuse_unsupported(body);
   if (!body.contains("messages")) throw ApiError::invalid("messages", "messages is required");
 
@@ -148,7 +143,7 @@ ChatRequest parse_chat_request(std::string_view text, const Limits& limits, cons
   const std::string prompt = render(chat_template, body["messages"], r.last_user);
   completion["prompt"] = prompt;
   try {
-    r.completion = parse_completion_request(completion.dump(), limits);
+    r.completion = completion_request_from_json(completion, limits);
   } catch (const ApiError& e) {  // named as the chat API names them
     if (e.param == "max_tokens" && body.contains("max_completion_tokens"))
       throw ApiError::invalid("max_completion_tokens", std::string(e.what()).replace(0, 10, "max_completion_tokens"));
@@ -171,9 +166,10 @@ ChatRequest parse_chat_request(std::string_view text, const Limits& limits, cons
 }
 
 ChatRequest parse_responses_request(std::string_view text, const Limits& limits, const ChatTemplate& chat_template) {
-  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object())
-    throw ApiError::invalid("", "the request body must be a JSON object (valid JSON, numbers within a double's range)");
+  return responses_request_from_json(parse_request_json(text), limits, chat_template);
+}
+
+ChatRequest responses_request_from_json(const json& body, const Limits& limits, const ChatTemplate& chat_template) {
   if (auto it = body.find("tools"); it != body.end() && !it->is_null() && !(it->is_array() && it->empty()))
     throw ApiError::invalid("tools", "tools are not supported: a potop model has no tool calling");
   if (auto format = body.find("text"); format != body.end() && format->is_object() && format->contains("format") &&
@@ -223,7 +219,7 @@ ChatRequest parse_responses_request(std::string_view text, const Limits& limits,
     if (auto it = body.find(name); it != body.end()) chat[name] = *it;
   if (auto it = body.find("max_output_tokens"); it != body.end()) chat["max_completion_tokens"] = *it;
   try {
-    return parse_chat_request(chat.dump(), limits, chat_template);
+    return chat_request_from_json(chat, limits, chat_template);
   } catch (const ApiError& e) {  // named as the Responses API names them
     std::string message = e.what();
     if (e.param == "max_completion_tokens") {

@@ -53,11 +53,15 @@ std::string message_text(const nlohmann::json& content, const std::string& where
 
 // Parses a request body. Throws ApiError (400) naming the field for every mistake.
 ChatRequest parse_chat_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
+// The same for a body already parsed (an object).
+ChatRequest chat_request_from_json(const nlohmann::json& body, const Limits& limits, const ChatTemplate& chat_template);
 
 // POST /v1/responses (OpenAI's Responses API, the Vercel AI SDK's default): "input" (a string, or
 // messages whose content is a string or input_text/output_text parts), "instructions" (a system
 // message), "max_output_tokens", and the chat's sampling fields, read as the chat request they
 // amount to. Tools, non-text inputs and formats other than text are refused with a 400.
 ChatRequest parse_responses_request(std::string_view body, const Limits& limits, const ChatTemplate& chat_template);
+ChatRequest responses_request_from_json(const nlohmann::json& body, const Limits& limits,
+                                        const ChatTemplate& chat_template);
 
 }  // namespace potop::serve

@@ -71,16 +71,24 @@ void refuse_unsupported(const json& body) {
 
 }  // namespace
 
-CompletionRequest parse_completion_request(std::string_view text, const Limits& limits) {
+json parse_request_json(std::string_view text) {
   json body;
   try {
     body = json::parse(text);
   } catch (const json::exception& e) {  // a syntax error, or a number beyond double's range (1e400)
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
     if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    throw ApiError::invalid("", "the request body is not valid JSON: " + what);
+    throw ApiError::invalid("", "the request body must be a JSON object; it is not valid JSON: " + what);
   }
   if (!body.is_object()) throw ApiError::invalid("", "the request body must be a JSON object (got " + type_name(body) + ")");
+  return body;
+}
+
+CompletionRequest parse_completion_request(std::string_view text, const Limits& limits) {
+  return completion_request_from_json(parse_request_json(text), limits);
+}
+
+CompletionRequest completion_request_from_json(const json& body, const Limits& limits) {
   refuse_unsupported(body);
 
   CompletionRequest r;

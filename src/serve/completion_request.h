@@ -10,6 +10,7 @@
 // (400) naming the field.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,8 +36,14 @@ struct CompletionRequest {
   bool stream = false;
 };
 
+// A request body as a JSON object: malformed JSON (a number beyond a double's range included) or
+// another value is an ApiError (400) saying so.
+nlohmann::json parse_request_json(std::string_view body);
+
 // Parses a request body (JSON). Throws ApiError for malformed JSON, a wrong type, a value out of
 // range or beyond `limits`.
 CompletionRequest parse_completion_request(std::string_view body, const Limits& limits);
+// The same for a body already parsed (an object): what the chat and responses parsers map theirs onto.
+CompletionRequest completion_request_from_json(const nlohmann::json& body, const Limits& limits);
 
 }  // namespace potop::serve

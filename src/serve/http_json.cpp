@@ -1,5 +1,7 @@
 #include "serve/http_json.h"
 
+#include "serve/completion_request.h"
+
 namespace potop::serve {
 
 using nlohmann::json;
@@ -14,11 +16,7 @@ void send_error(httplib::Response& res, const ApiError& e) {
   send_json(res, e.body());
 }
 
-json json_object_body(const httplib::Request& req) {
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) throw ApiError::invalid("", "the request body must be a JSON object");
-  return body;
-}
+json json_object_body(const httplib::Request& req) { return parse_request_json(req.body); }
 
 std::string string_field(const json& body, const std::string& name) {
   auto it = body.find(name);

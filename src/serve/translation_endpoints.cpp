@@ -95,8 +95,8 @@ class TranslationEndpoints final : public Endpoints {
     const bool chat = api != Api::kCompletions;
     if (chat) {
       // The sentence is the last user message: the template's rendering is for language models.
-      ChatRequest c = api == Api::kChat ? parse_chat_request(req.body, options.limits, ChatTemplate{})
-                                        : parse_responses_request(req.body, options.limits, ChatTemplate{});
+      ChatRequest c = api == Api::kChat ? chat_request_from_json(body, options.limits, ChatTemplate{})
+                                        : responses_request_from_json(body, options.limits, ChatTemplate{});
       r = c.completion;
       include_usage = c.include_usage;
       source_text = c.last_user;
@@ -104,7 +104,7 @@ class TranslationEndpoints final : public Endpoints {
         throw ApiError::invalid(api == Api::kChat ? "messages" : "input",
                                 "a translation model translates the last user message: there is none with text");
     } else {
-      r = parse_completion_request(req.body, options.limits);
+      r = completion_request_from_json(body, options.limits);
       source_text = r.prompt;
     }
     if (r.logprobs >= 0)
