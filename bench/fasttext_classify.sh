@@ -19,7 +19,7 @@ if [ ! -d "$data" ]; then
   exit 0
 fi
 if ! command -v fasttext >/dev/null; then
-  echo "fasttext_classify: no fasttext on PATH: run scripts/setup.sh" >&2
+  echo "fasttext_classify: no fasttext on PATH: run scripts/setup.sh --all" >&2
   exit 1
 fi
 settings=(-wordNgrams 2 -epoch 25 -lr 0.5 -dim 50)

@@ -235,6 +235,7 @@ int generate(const Args& a) {
 }  // namespace potop::bench
 
 int main(int argc, char** argv) {
+  potop::bound_openmp_spinning(argv);  // as potop itself runs (core/threads.h)
   using namespace potop::bench;
   const Args a = parse(argc, argv);
   potop::set_threads(a.threads);

@@ -8,6 +8,7 @@
 #   bash bench/run.sh classify [flags]    BERT pre-training and classifier inference vs PyTorch, fastText (docs/transfer.md)
 #   bash bench/run.sh serve [flags]       potop serve under 1/4/16 clients vs one sample stream (docs/serve.md)
 #   bash bench/run.sh mpi [rounds]        2 ranks x 1 thread vs 1 process x 2 threads (docs/distributed.md)
+#   bash bench/run.sh busy [flags]        sample and train beside a process holding one core, libgomp's spin vs potop's
 #   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
 # Builds the release preset (tuned for this CPU) and runs the Python drivers with Debian's
 # Python, which has PyTorch. Measure on an otherwise idle machine: the drivers print the load.
@@ -46,9 +47,10 @@ workload() {  # workload <name> [flags]
       $PY bench/serve_load.py --potop "$POTOP" --model "$dir/model" --name small "$@"
       rm -rf "$dir" ;;
     mpi)
-      if ! command -v mpirun >/dev/null; then echo "mpi: no mpirun on PATH (scripts/setup.sh installs OpenMPI)"; return; fi
+      if ! command -v mpirun >/dev/null; then echo "mpi: no mpirun on PATH (scripts/setup.sh --all installs OpenMPI)"; return; fi
       build potop && bash bench/mpi.sh "$POTOP" "$@" ;;
     train) build potop_bench && $PY bench/run.py --bench build/release/bench/potop_bench "$@" ;;
+    busy) build potop potop_bench && $PY bench/busy_core.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
   esac
 }
 
@@ -73,6 +75,7 @@ if [ "${1:-}" = all ]; then
     section "BERT and classifiers vs PyTorch and fastText" classify --quick
     SERVE_MODEL_STEPS=50 section "potop serve" serve --clients 1,4,16 --seconds 3
     section "MPI ranks vs threads" mpi 1
+    section "one core busy" busy --quick
   else
     section "training and generation vs PyTorch" train
     section "tokenizers vs SentencePiece" tokenizers
@@ -81,12 +84,13 @@ if [ "${1:-}" = all ]; then
     section "BERT and classifiers vs PyTorch and fastText" classify
     section "potop serve" serve --clients 1,4,16 --seconds 10
     section "MPI ranks vs threads" mpi 2
+    section "one core busy" busy
   fi
   echo
   echo "all benchmarks: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
   exit 0
 fi
 case "${1:-}" in
-  tokenizers | word2vec | translate | serve | mpi) workload "$@" ;;
+  tokenizers | word2vec | translate | classify | serve | mpi | busy) workload "$@" ;;
   *) workload train "$@" ;;
 esac

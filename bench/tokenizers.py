@@ -81,7 +81,7 @@ def main() -> None:
         a.mb, a.rounds = 1.0, 1
     for tool in ("spm_train", "spm_encode"):
         if not shutil.which(tool):
-            sys.exit(f"{tool} is not installed (apt-get install sentencepiece, or scripts/setup.sh)")
+            sys.exit(f"{tool} is not installed (apt-get install sentencepiece, or scripts/setup.sh --all)")
     work = tempfile.mkdtemp(prefix="potop-tok-bench.")
     try:
         text = os.path.join(work, "text.txt")

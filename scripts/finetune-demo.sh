@@ -7,7 +7,7 @@
 # The three models are scored by `potop eval` on the same text, so their bits/char compare: the
 # last 5% of the fortunes corpus without the characters Potop's vocabulary lacks (the
 # pre-trained model cannot represent them, and the fine-tuned one keeps its vocabulary), cut out
-# with Debian's /usr/bin/python3 (scripts/setup.sh installs it).
+# with Debian's /usr/bin/python3 (scripts/setup.sh --all installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 potop=${POTOP:-build/release/src/potop}

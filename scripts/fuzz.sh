@@ -8,7 +8,7 @@
 # as <build>/artifacts/<target>/crash-* (reproduce: <build>/fuzz/fuzz_<target> <that file>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --all
 build=${POTOP_FUZZ_BUILD:-build/fuzz}
 seconds=${FUZZ_SECONDS:-20}
 targets=("$@")

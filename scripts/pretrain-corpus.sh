@@ -29,7 +29,7 @@
 # dev texts are tokenized ("it 's", "wo n't", "-lrb-", "``").
 # Without ../shared/data: sources 1-3 only (about 14 MB), no dev filter and no polish.txt.
 #
-# Only Debian packages (scripts/setup.sh installs them) and tools of a base Debian 12: bash,
+# Only Debian packages (scripts/setup.sh --all installs them) and tools of a base Debian 12: bash,
 # coreutils, dpkg, perl. The output is the same bytes on every run (perl's own drand48 since
 # perl 5.20, seeded below); counts go to stderr and to SOURCES. About 5 s.
 set -euo pipefail
@@ -49,7 +49,7 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "pretrain-corpus: Debian package(s) ${missing[*]} not installed: run scripts/setup.sh" >&2
+  echo "pretrain-corpus: Debian package(s) ${missing[*]} not installed: run scripts/setup.sh --all" >&2
   exit 1
 fi
 version() { dpkg-query -W -f='${Version}' "$1"; }

@@ -1,32 +1,52 @@
 #!/usr/bin/env bash
-# Installs every Debian package potop needs to build, run, test and benchmark.
+# Installs the Debian packages potop needs. Two sets:
+#   bash scripts/setup.sh          what building and running potop needs (scripts/demo.sh)
+#   bash scripts/setup.sh --all    that, and what the tests, benchmarks, fuzzers, multi-process
+#                                  training and the PyTorch/gensim/fastText references add
+#                                  (scripts/test.sh); then the pinned npm packages of the tests
+#   --list                         print the set's packages and install nothing
 # Safe to run again: apt skips what is already installed.
 set -euo pipefail
+all=0 list=0
+for arg in "$@"; do
+  case $arg in
+    --all) all=1 ;;
+    --list) list=1 ;;  # print the packages of the set, install nothing (tests/cli/user_pass.sh)
+    *) echo "setup: unknown argument '$arg' (use no argument, or --all for the tests and benchmarks)" >&2; exit 2 ;;
+  esac
+done
 
+# Building and running potop, and the demo's corpus.
 packages=(
   # build
   build-essential g++ cmake ninja-build pkg-config
-  # libraries
-  libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev libomp-dev
+  # libraries: GEMM (OpenBLAS and oneDNN, whichever measures faster), CLI, JSON
+  libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev
   # tokenizers: SentencePiece (bpe, unigram) and ICU (word boundaries, case mapping)
   libsentencepiece-dev libicu-dev
-  # multi-process training (mpirun -np P potop train: docs/distributed.md)
+  # potop serve: HTTP (cpp-httplib)
+  libcpp-httplib-dev
+  # the default corpus on machines without ../shared/data/potop.txt
+  fortunes-pl
+)
+# What the tests and benchmarks add.
+test_packages=(
+  # multi-process training (mpirun -np P potop train: docs/distributed.md; potop builds it when
+  # Open MPI is installed)
   openmpi-bin libopenmpi-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # SentencePiece's own spm_train and spm_encode: the agreement tests and the tokenizer benchmark
   sentencepiece
-  # fuzzing (scripts/fuzz.sh): clang, and its libFuzzer and sanitizer runtimes
-  clang libclang-rt-14-dev
+  # fuzzing (scripts/fuzz.sh): clang, its OpenMP, and its libFuzzer and sanitizer runtimes
+  clang libomp-dev libclang-rt-14-dev
   # the PyTorch reference oracle (Debian's /usr/bin/python3)
   python3 python3-torch python3-numpy
   # the BLEU reference of scripts/translation_metrics_expected.py (nltk's corpus_bleu)
   python3-nltk
-  # the default corpus on machines without ../shared/data/potop.txt
-  fortunes-pl
-  # potop serve: HTTP (cpp-httplib); its browser test (chromium driven by playwright-core from
-  # npm, tests/browser) and load benchmark (wrk)
-  libcpp-httplib-dev chromium nodejs npm wrk
+  # potop serve's browser test (chromium driven by playwright-core from npm, tests/browser), its
+  # clients' tests (tests/clients) and its load benchmark (wrk)
+  chromium nodejs npm wrk
   # the reverse proxy docs/serve.md sets up in front of potop serve (tests/cli/serve_proxy.sh), with TLS
   nginx-light openssl
   # word2vec's anchors: gensim (tests read potop's vectors with it; bench/word2vec.py) and fastText
@@ -37,6 +57,8 @@ packages=(
   # the PyTorch fine-tuning reference (scripts/torch_classify.py) reads potop's tokenizer.model
   python3-sentencepiece
 )
+if [ "$all" = 1 ]; then packages+=("${test_packages[@]}"); fi
+if [ "$list" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
 missing=()
@@ -51,9 +73,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [ "$all" = 1 ] && command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
+    # Debian starts nginx's default site on port 80 where systemd runs; the tests start their own
+    # nginx (tests/cli/serve_proxy.sh) and need none running.
+    $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
-# playwright-core for the studio's browser test: the version pinned in tests/browser/package-lock.json
-# (it drives Debian's chromium; no browser is downloaded). OpenAI's Node SDK, the client the serve
-# tests use: the version pinned in tests/clients/package-lock.json.
-(cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)
-(cd "$(dirname "$0")/../tests/clients" && npm ci --no-audit --no-fund --silent)
+if [ "$all" = 1 ]; then
+  # playwright-core for the studio's browser test: the version pinned in tests/browser/package-lock.json
+  # (it drives Debian's chromium; no browser is downloaded). The clients the serve tests use
+  # (OpenAI's Node SDK, the Vercel AI SDK, LangChain): the versions pinned in tests/clients.
+  (cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)
+  (cd "$(dirname "$0")/../tests/clients" && npm ci --no-audit --no-fund --silent)
+fi

@@ -6,7 +6,7 @@
 # tests/expected-skips.txt allows them (scripts/check-skips.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --all
 build=${POTOP_SANITIZE_BUILD:-build/sanitize}
 # -march=native like the release preset, so the sanitizers check the code paths CI and users run.
 cmake --preset sanitize -B "$build" -DPOTOP_NATIVE="${POTOP_NATIVE:-ON}" >/dev/null

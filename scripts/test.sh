@@ -5,7 +5,7 @@
 # CI, a skip that tests/expected-skips.txt does not allow fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --all
 preset=${POTOP_PRESET:-release}
 # POTOP_WERROR=1 (as CI sets it) makes a compiler warning fail the build.
 cmake --preset "$preset" -DPOTOP_WERROR="${POTOP_WERROR:-0}" >/dev/null

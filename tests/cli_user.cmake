@@ -1,6 +1,6 @@
 # What a new user hits (tests/cli/user_pass.sh): data loss, the right checkpoint, the CLI's
 # conventions; one CTest entry per group.
-foreach(group training checkpoints sampling commands)
+foreach(group training checkpoints sampling commands defaults)
   add_test(NAME cli.user.${group} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/user_pass.sh $<TARGET_FILE:potop> ${group})
   set_tests_properties(cli.user.${group} PROPERTIES LABELS "cli" TIMEOUT 300)
 endforeach()

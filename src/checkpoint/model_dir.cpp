@@ -92,11 +92,14 @@ Metadata metadata_of(const fs::path& path) {
 
 std::string describe_checkpoint(const Metadata& metadata) {
   const auto step = number(metadata, "step");
-  const auto val = number(metadata, "val_loss");
+  const auto val = number(metadata, "val_loss"), train = number(metadata, "train_loss");
   std::string s = step ? "step " + std::to_string(static_cast<long>(*step)) : std::string("step unknown");
+  char buf[64];
   if (val) {
-    char buf[48];
     std::snprintf(buf, sizeof buf, ", val loss %.4f", *val);
+    s += buf;
+  } else if (train) {  // a run without a validation split (--val-fraction 0)
+    std::snprintf(buf, sizeof buf, ", train loss %.4f (no validation split)", *train);
     s += buf;
   } else {
     s += ", not evaluated";

@@ -50,7 +50,11 @@ std::string batch_of(const nlohmann::json& training) {
 Run add_info(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "what a model directory holds: the model, its tokenizer, its checkpoints");
   auto a = std::make_shared<InfoArgs>();
-  cmd->add_option("-m,--model", a->model, "model directory (of any kind: potop train, bow train, translate train)")->required();
+  // The kinds it reads are the kinds table's, named by the commands that write them.
+  std::string writers;
+  for (const ModelKind* kind : model_kinds()) writers += (writers.empty() ? "" : ", ") + kind->trainer;
+  cmd->add_option("-m,--model", a->model, "model directory, as " + writers + " write it (not word2vec's vectors)")
+      ->required();
   cmd->add_flag("--json", a->json, "print it as one JSON object");
   return [a]() {
     const fs::path dir = a->model;

@@ -77,6 +77,7 @@ Run add_sample(CLI::App& app) {
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
     LoadedGpt m = load_gpt(a->model);
+    fit_generation_threads(a->model, m.model->num_parameters());
     const Tokenizer& tokenizer = *m.tokenizer;
     const std::string prompt = read_prompt(*a, tokenizer);
     const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");

@@ -199,7 +199,8 @@ Run add_tokenizer(CLI::App& app) {
   auto a = std::make_shared<TokenizerArgs>();
 
   CLI::App* train = cmd->add_subcommand("train", "learn a tokenizer from a text and write it as a tokenizer directory");
-  add_choice(train, "--kind", tokenizer_kind_choice(a->train.kind), "the kind of tokenizer")->required();
+  // Required, so the help shows no default.
+  add_choice(train, "--kind", tokenizer_kind_choice(a->train.kind), "the kind of tokenizer")->required()->default_str("");
   train->add_option("--data", a->data, "UTF-8 training text (bpe, unigram: one sentence per line)");
   train->add_option("--out", a->out, "tokenizer directory to write")->required();
   train->add_option("--vocab-size", a->train.vocab_size,

@@ -84,6 +84,7 @@ int run_translate(const DecodeArgs& a, const std::string& input) {
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (n == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // a file's byte-order mark
     const std::string where = name + ":" + std::to_string(n);
     if (!utf8_valid(line)) {
       flush();
@@ -176,6 +177,7 @@ Run add_translate(CLI::App& app) {
       TranslationModel m = load_model_with(eval_args->model, load_translation_model);
       const bool source_first = source_is_first_column(m, *eval_columns, *eval_data);
       const PairFile file = read_pairs(*eval_data);
+      if (file.skipped > 0) std::fprintf(stderr, "note: %s\n", describe_skipped(*eval_data, file).c_str());
       std::vector<std::string> hyps, refs;
       std::vector<std::vector<int>> sources;
       for (const SentencePair& p : file.pairs) {
@@ -203,7 +205,6 @@ Run add_translate(CLI::App& app) {
                       ? ("beam " + std::to_string(eval_args->decode.beam) + ", alpha " + alpha_text).c_str()
                       : "greedy",
                   seconds, double(hyps.size()) / std::max(seconds, 1e-9));
-      if (file.skipped) std::printf("%d bad lines skipped\n", file.skipped);
       return 0;
     }
     if (attn->parsed()) {

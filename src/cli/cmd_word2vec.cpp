@@ -58,10 +58,11 @@ const std::vector<std::string> kOutputFiles = {"vectors.txt", "vectors.bin", "ve
 
 // --out must be new or empty, or hold an earlier word2vec run's files and nothing else (replaced
 // with --force). A directory with anything else (a model's, a tokenizer's, the user's) is refused
-// whatever the flags: --force removes only what potop wrote.
-void check_out(const std::filesystem::path& out, bool force) {
+// whatever the flags: --force removes only what potop wrote. Returns the files --force replaces,
+// removed once the input has been read (a run refused for its input leaves the old vectors).
+std::vector<std::string> check_out(const std::filesystem::path& out, bool force) {
   std::error_code ec;
-  if (!std::filesystem::exists(out, ec)) return;
+  if (!std::filesystem::exists(out, ec)) return {};
   if (!std::filesystem::is_directory(out, ec)) throw Error("--out " + out.string() + ": not a directory");
   std::vector<std::string> ours, others;
   for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
@@ -78,19 +79,16 @@ void check_out(const std::filesystem::path& out, bool force) {
   if (!others.empty())
     throw Error("--out " + out.string() + " holds files potop word2vec did not write (" + list(others) +
                 "); choose another --out (--force replaces only word vectors)");
-  if (ours.empty()) return;
-  if (!force)
+  if (!ours.empty() && !force)
     throw Error("--out " + out.string() + " already holds word vectors (" + list(ours) +
                 "); replace them with --force, or choose another --out");
-  for (const std::string& name : ours) std::filesystem::remove(out / name, ec);
-  std::fprintf(stderr, "note: --force: the word vectors that were in %s are removed\n", out.string().c_str());
+  return ours;
 }
 
 int run_train(const Word2VecArgs& a) {
   validate(a.train);
   const std::filesystem::path out(a.out);
-  check_out(out, a.force);
-  ensure_writable_directory(out);
+  const std::vector<std::string> replaced = check_out(out, a.force);
   const std::string text = read_utf8_text(a.data);
   Vocabulary vocab;
   Corpus corpus;
@@ -111,6 +109,12 @@ int run_train(const Word2VecArgs& a) {
                          {"alpha", a.train.alpha}, {"threads", a.train.threads}, {"seed", a.train.seed},
                          {"min_count", a.corpus.min_count}, {"split", split_name(a.corpus.split)},
                          {"lowercase", a.corpus.lowercase}, {"data", a.data}};
+  // The input is good: only now is --out touched, so a refused run leaves no empty directory.
+  std::error_code ec;
+  for (const std::string& name : replaced) std::filesystem::remove(out / name, ec);
+  if (!replaced.empty())
+    std::fprintf(stderr, "note: --force: the word vectors that were in %s are removed\n", out.string().c_str());
+  ensure_writable_directory(out);
   MetricsLog metrics((out / "metrics.jsonl").string());
   ProgressLine line(stderr);
   stop_on_signal();

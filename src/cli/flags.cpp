@@ -6,6 +6,17 @@
 
 namespace potop::cli {
 
+namespace {
+
+// The help's type column names the choices: "--norm pre|post" rather than "--norm TEXT".
+std::string join_names(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& n : names) joined += (joined.empty() ? "" : "|") + n;
+  return joined;
+}
+
+}  // namespace
+
 CLI::Option* add_choice(CLI::App* cmd, const std::string& flag, const Choice& choice, const std::string& help) {
   return cmd
       ->add_option_function<std::string>(
@@ -14,6 +25,7 @@ CLI::Option* add_choice(CLI::App* cmd, const std::string& flag, const Choice& ch
             if (!choice.set(value)) throw Error(flag + ": " + choice.mismatch(value));
           },
           help)
+      ->type_name(join_names(choice.names))
       ->default_str(choice.get());
 }
 

@@ -7,8 +7,10 @@
 #include "cli/suggest.h"
 #include "core/error.h"
 #include "core/stop_signals.h"
+#include "core/threads.h"
 
 int main(int argc, char** argv) {
+  potop::bound_openmp_spinning(argv);  // may start potop again: before any thread or output
   potop::start_signal_listener();  // before any thread: SIGINT and SIGTERM without handlers (core/stop_signals.h)
   CLI::App app{"potop: train, inspect and sample Transformer language models on a CPU"};
   app.require_subcommand(1);

@@ -11,11 +11,17 @@ void add_model_options(CLI::App* cmd, ModelArgs& a, bool required) {
   cmd->add_option("--checkpoint", a.checkpoint,
                   "which weights: best, latest, resume, step-N or a .safetensors path (default: the newest that is "
                   "not worse than best)");
-  cmd->add_option("-t,--threads", a.threads, "threads to use (0 = all cores)")->capture_default_str();
+  cmd->add_option("-t,--threads", a.threads,
+                  "threads to use (0 = all cores; sample: one for a model under 1M parameters)")
+      ->capture_default_str();
 }
 
 void apply_model_threads(const ModelArgs& a) {
   apply_threads_flag(a.threads);
+}
+
+void fit_generation_threads(const ModelArgs& a, size_t parameters) {
+  if (a.threads == 0 && parameters < kOneThreadGeneration) set_threads(1);
 }
 
 LoadedModel load_model(const ModelArgs& a) {

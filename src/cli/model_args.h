@@ -19,6 +19,12 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool required = true);
 
 // Applies --threads (0: all cores).
 void apply_model_threads(const ModelArgs& args);
+// Generating a token of a model under kOneThreadGeneration parameters is too little work to
+// split: with --threads 0 it runs on one thread. On 2 cores the demo's model (0.8M) sampled at
+// 14.5k tokens/s on one thread and 9.3k on two, and at 9.7k vs 3.6k beside a busy core; from
+// 2.7M parameters two threads win (1.3-1.5x) on a quiet machine (bench/busy_core.py).
+inline constexpr size_t kOneThreadGeneration = 1'000'000;
+void fit_generation_threads(const ModelArgs& args, size_t parameters);
 // Applies --threads, then loads the model with `loader` (load_model_dir's arguments).
 template <class Loader>
 auto load_model_with(const ModelArgs& args, Loader loader) {

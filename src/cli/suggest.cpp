@@ -50,8 +50,8 @@ std::string did_you_mean(const CLI::App& app) {
   if (typed.starts_with("-")) {
     for (const CLI::Option* opt : where->get_options())
       for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
-  } else if (where == &app) {
-    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  } else {  // a misspelt subcommand, of potop or of the command it reached ("potop word2vec trian")
+    for (const CLI::App* sub : where->get_subcommands({})) names.push_back(sub->get_name());
   }
   const std::string match = closest(typed.substr(0, typed.find('=')), names);
   return match.empty() ? "" : " (did you mean " + match + "?)";

@@ -4,7 +4,19 @@
 
 namespace potop {
 
+// The CPUs potop may use: those of its affinity mask, within its cgroup's CPU quota.
 int hardware_threads();
+
+// OpenMP threads that finish early spin before they sleep; libgomp's default is 300,000 pauses
+// (milliseconds). When another process holds a core, a spinning thread keeps the core its
+// straggling partner needs, and every barrier waits a time slice. 3,000 pauses (microseconds)
+// measured best on a 2-core machine (bench/busy_core.py, docs/performance.md): beside a busy core
+// training ran 1.34x faster than with libgomp's spin, and on the quiet machine no slower (sampling
+// faster); 0 (sleep at once) made sampling 12x slower on the quiet machine.
+inline constexpr const char* kOpenMPSpinCount = "3000";
+// Called first thing in main: unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, sets
+// GOMP_SPINCOUNT to kOpenMPSpinCount and starts this program again with the same arguments.
+void bound_openmp_spinning(char** argv);
 // Sets the thread count for our kernels and for BLAS. n must be >= 1.
 void set_threads(int n);
 int get_threads();

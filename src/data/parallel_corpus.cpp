@@ -1,6 +1,7 @@
 #include "data/parallel_corpus.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.h"
@@ -21,7 +22,8 @@ bool blank(std::string_view s) {
 }  // namespace
 
 PairFile read_pairs(const fs::path& path, BadLines bad_lines) {
-  const std::string text = read_text_file(path);
+  std::string text = read_text_file(path);
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // the byte-order mark
   PairFile out;
   size_t start = 0;
   int line_no = 0;
@@ -61,6 +63,21 @@ PairFile read_pairs(const fs::path& path, BadLines bad_lines) {
   }
   if (out.pairs.empty()) throw Error(path.string() + ": no sentence pair (expected lines SOURCE<tab>TARGET)");
   return out;
+}
+
+std::string describe_skipped(const std::string& path, const PairFile& file) {
+  if (file.skipped == 0) return "";
+  std::string s = path + ": " + std::to_string(file.skipped) + (file.skipped == 1 ? " bad line" : " bad lines") +
+                  " skipped: ";
+  for (size_t i = 0; i < file.notes.size(); ++i) s += (i > 0 ? ", " : "") + file.notes[i];
+  if (file.skipped > int(file.notes.size())) s += ", and " + std::to_string(file.skipped - int(file.notes.size())) + " more";
+  return s;
+}
+
+int held_out_count(int n, double fraction, int cap) {
+  if (fraction <= 0 || cap <= 0 || n <= 0) return 0;
+  const long wanted = std::max(1L, std::lround(fraction * n));
+  return int(std::min<long>(wanted, cap));
 }
 
 PairSplit split_pairs(const std::vector<SentencePair>& pairs, int dev_size, int test_size, uint64_t seed) {

@@ -5,7 +5,8 @@
 // Bad lines: a line without a tab, with more than one, or with an empty side is skipped and
 // counted (the first few line numbers are reported), or with BadLines::kError refused naming the
 // line. Invalid UTF-8 is always refused, naming the line: the file is not text of the kind
-// expected, and skipping would hide it.
+// expected, and skipping would hide it. A byte-order mark at the start of the file is dropped: it
+// marks the encoding and is not part of the first sentence.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -32,6 +33,10 @@ struct PairFile {
   std::vector<std::string> notes;   // the first few: "line 17: no tab"
 };
 
+// "<path>: 7 bad lines skipped: line 2: no tab, ..., line 9: empty first column, and 2 more"
+// (empty when none was skipped).
+std::string describe_skipped(const std::string& path, const PairFile& file);
+
 // Throws potop::Error naming the file (missing, empty, binary) or the line (invalid UTF-8, or
 // any bad line with BadLines::kError), and when no pair is left.
 PairFile read_pairs(const fs::path& path, BadLines bad_lines = BadLines::kSkip);
@@ -42,6 +47,11 @@ struct PairSplit {
   std::vector<SentencePair> train, dev, test;
 };
 PairSplit split_pairs(const std::vector<SentencePair>& pairs, int dev_size, int test_size, uint64_t seed = 1);
+
+// How many of n pairs a split holds out: round(fraction · n), at least 1 when fraction > 0, and at
+// most `cap` (so a small file keeps most of its pairs for training and a large one holds out
+// `cap`).
+int held_out_count(int n, double fraction, int cap);
 
 // Writes pairs as TSV (first \t second), atomically.
 void write_pairs(const fs::path& path, const std::vector<SentencePair>& pairs);

@@ -132,6 +132,141 @@ class LineIterator final : public sentencepiece::SentenceIterator {
 
 std::string to_string(long v) { return std::to_string(v); }
 
+// --- What SentencePiece's trainer makes of a text, to say its failures in potop's terms. -----
+// Its LoadSentences (trainer_interface.cc, 0.1.97 and later) leaves out empty lines, lines longer
+// than max_sentence_length bytes and lines holding U+2585 (its mark for a rare character); in
+// the others it writes a space as U+2581 and a special piece's text ("<unk>", "<0x41>") as a tab.
+// The most frequent characters, up to character_coverage of them all, each need a piece of their
+// own besides the specials and the byte pieces; the tab never gets one. Counted the same way here.
+constexpr std::string_view kRareMark = "\xE2\x96\x85";  // U+2585
+constexpr float kCharacterCoverage = 0.9995f;           // SentencePiece's default, which potop keeps
+constexpr long kMetaPieces = kSpecialCount + 256;       // the specials and the byte pieces
+
+struct TrainingLines {
+  long read = 0;                            // lines given to SentencePiece
+  long kept = 0;                            // lines it trains on
+  long too_long = 0, first_too_long = 0;    // left out: longer than kMaxSentenceBytes (count, line number)
+  long rare_mark = 0, first_rare_mark = 0;  // left out: holding U+2585
+  long alphabet = 0;                        // characters that need a piece of their own
+};
+
+// The length of a special piece's text at the start of s ("<pad>", "<0x0A>"), 0 if none.
+size_t special_piece_at(std::string_view s) {
+  for (const char* special : kSpecialPieces)
+    if (s.starts_with(special)) return std::string_view(special).size();
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
+  if (s.size() >= 6 && s.starts_with("<0x") && hex(s[3]) && hex(s[4]) && s[5] == '>') return 6;
+  return 0;
+}
+
+// One code point of valid UTF-8 at s[i]; advances i.
+char32_t next_code_point(std::string_view s, size_t& i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  const int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  char32_t cp = len == 1 ? b : b & (0x7F >> len);
+  for (int k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += static_cast<size_t>(len);
+  return cp;
+}
+
+TrainingLines survey_lines(std::string_view text) {
+  TrainingLines t;
+  std::unordered_map<char32_t, long> counts;
+  long all = 0;
+  for (LineIterator lines(text); !lines.done(); lines.Next()) {
+    const std::string_view line = lines.value();
+    ++t.read;
+    if (line.empty()) continue;
+    if (line.size() > static_cast<size_t>(kMaxSentenceBytes)) {
+      if (t.too_long++ == 0) t.first_too_long = t.read;
+      continue;
+    }
+    if (line.find(kRareMark) != std::string_view::npos) {
+      if (t.rare_mark++ == 0) t.first_rare_mark = t.read;
+      continue;
+    }
+    ++t.kept;
+    for (size_t i = 0; i < line.size();) {
+      char32_t c;
+      if (const size_t n = special_piece_at(line.substr(i)); n > 0) {
+        c = U'\t';
+        i += n;
+      } else {
+        c = next_code_point(line, i);
+        if (c == U' ') c = U'\u2581';
+      }
+      if (c == 0) continue;  // SentencePiece skips NUL
+      ++counts[c];
+      ++all;
+    }
+  }
+  // By decreasing count, ties by code point, as SentencePiece's Sorted().
+  std::vector<std::pair<char32_t, long>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
+  long covered = 0;
+  for (const auto& [c, n] : sorted) {
+    const auto coverage = static_cast<float>(static_cast<double>(covered) / static_cast<double>(all));
+    if (coverage >= kCharacterCoverage) break;
+    covered += n;
+    if (c != U'\t') ++t.alphabet;
+  }
+  return t;
+}
+
+// The number after `key` in message, or -1: SentencePiece's "... 261 vs 325." and "<= 288.".
+long number_after(std::string_view message, std::string_view key) {
+  const size_t at = message.find(key);
+  if (at == std::string_view::npos) return -1;
+  long v = -1;
+  for (size_t i = at + key.size(); i < message.size() && message[i] >= '0' && message[i] <= '9'; ++i)
+    v = (v < 0 ? 0 : v * 10) + (message[i] - '0');
+  return v;
+}
+
+// SentencePiece's message without its source position and the check that failed:
+// "./src/trainer_interface.cc(580) [a <= b] Vocabulary size is smaller..." -> "Vocabulary size
+// is smaller...", or, when nothing follows, "its check a <= b failed".
+std::string without_source_position(std::string message) {
+  if (const size_t paren = message.find(".cc("); paren != std::string::npos) {
+    const size_t end = message.find(") ", paren);
+    if (end != std::string::npos) message.erase(0, end + 2);
+  }
+  std::string check;
+  if (message.starts_with("[")) {
+    const size_t close = message.find("] ");
+    const size_t end = close == std::string::npos ? message.size() : close;
+    check = message.substr(1, end - 1);
+    message.erase(0, close == std::string::npos ? message.size() : close + 2);
+  }
+  while (!message.empty() && (message.back() == ' ' || message.back() == '\n')) message.pop_back();
+  if (message.empty()) return "its internal check " + check + " failed";
+  return message;
+}
+
+// Why SentencePiece would not train (or crash on) this text, said before it runs: no line it
+// reads, or no character it would learn. Empty when it can start.
+std::string nothing_to_learn(const TrainingLines& t, const std::string& src) {
+  if (t.kept == 0) {
+    std::string why;
+    auto add = [&why](long n, const std::string& what) {
+      if (n > 0) why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+    };
+    add(t.read - t.too_long - t.rare_mark, "empty");
+    add(t.too_long, "longer than " + std::to_string(kMaxSentenceBytes) + " bytes (line " +
+                        std::to_string(t.first_too_long) + " the first)");
+    add(t.rare_mark, "holding U+2585 '\u2585', which SentencePiece reserves (line " +
+                         std::to_string(t.first_rare_mark) + " the first)");
+    return src + ": no line to learn a vocabulary from: of its " + std::to_string(t.read) + " line" +
+           (t.read == 1 ? "" : "s") + ", " + why + (t.too_long > 0 ? "; break long lines into sentences" : "");
+  }
+  if (t.alphabet == 0)
+    return src + ": no character to learn a vocabulary from: its lines hold only tabs and special tokens' text "
+           "(<pad>, <bos>, <eos>, <unk>, <0x00>..<0xFF>), which SentencePiece does not learn";
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> sentencepiece_flags() {
@@ -222,7 +357,8 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::train(std::strin
   constexpr long kMin = kSpecialCount + 256 + 1;
   if (options.vocab_size < kMin)
     throw Error("--vocab-size " + std::to_string(options.vocab_size) + ": a " + options.kind +
-                " vocabulary holds the 4 special tokens and the 256 byte pieces, so it needs at least " +
+                " vocabulary holds the 4 special tokens, the 256 byte pieces and a piece per distinct character of "
+                "the text, so it needs at least " +
                 std::to_string(kMin) + " (8000 is usual)");
   if (options.vocab_size > kMaxVocabSize)
     throw Error("--vocab-size " + std::to_string(options.vocab_size) + ": more than the " +
@@ -232,14 +368,50 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::train(std::strin
   std::unordered_map<std::string, std::string> args = {{"model_type", options.kind},
                                                        {"vocab_size", std::to_string(options.vocab_size)},
                                                        {"num_threads", std::to_string(options.threads)},
-                                                       {"minloglevel", options.verbose ? "0" : "1"}};
+                                                       {"minloglevel", options.verbose ? "0" : "2"}};
   for (const auto& [flag, value] : sentencepiece_flags()) args[flag] = value;
+  const TrainingLines survey = survey_lines(text);
+  if (const std::string why = nothing_to_learn(survey, src); !why.empty()) throw Error(why);
+  if ((survey.too_long > 0 || survey.rare_mark > 0) && options.log) {
+    std::string left;
+    if (survey.too_long > 0)
+      left += std::to_string(survey.too_long) + " line(s) longer than " + std::to_string(kMaxSentenceBytes) +
+              " bytes (line " + std::to_string(survey.first_too_long) + " the first)";
+    if (survey.rare_mark > 0)
+      left += (left.empty() ? "" : " and ") + std::to_string(survey.rare_mark) +
+              " line(s) holding U+2585 '\u2585', which SentencePiece reserves (line " +
+              std::to_string(survey.first_rare_mark) + " the first)";
+    std::fprintf(options.log, "note: %s: the %s tokenizer does not learn from %s\n", src.c_str(),
+                 options.kind.c_str(), left.c_str());
+  }
   LineIterator lines(text);
   std::string model;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model);
-  if (!status.ok())
+  if (!status.ok()) {
+    const std::string message = status.error_message();
+    const std::string flag = "--vocab-size " + std::to_string(options.vocab_size);
+    if (message.find("Vocabulary size is smaller than required_chars") != std::string::npos) {
+      // SentencePiece's own count ("261 vs 325") when it gives one, else potop's.
+      long need = number_after(message, " vs ");
+      if (need < 0) need = survey.alphabet + kMetaPieces;
+      throw Error(flag + " is too small for " + src + ": its " + std::to_string(need - kMetaPieces) +
+                  " distinct characters (all but the rarest, left to byte pieces) each need a " + options.kind +
+                  " piece besides the " + std::to_string(kSpecialCount) +
+                  " special tokens and the 256 byte pieces, so at least " + std::to_string(need) +
+                  "; use --vocab-size " + std::to_string(need) + " or more");
+    }
+    if (message.find("Vocabulary size too high") != std::string::npos) {
+      const long most = number_after(message, "<= ");
+      if (most >= kMin)
+        throw Error(flag + " is too large for " + src + ": SentencePiece finds only " + std::to_string(most) + " " +
+                    options.kind + " pieces in it (special tokens and byte pieces included); use --vocab-size " +
+                    std::to_string(most) + " or less, or more text");
+      throw Error(flag + " is too large for " + src + ": SentencePiece finds fewer " + options.kind +
+                  " pieces in it; use a smaller --vocab-size, or more text");
+    }
     throw Error(src + ": SentencePiece cannot train a " + options.kind + " vocabulary of " +
-                std::to_string(options.vocab_size) + ": " + status.error_message());
+                std::to_string(options.vocab_size) + ": " + without_source_position(message));
+  }
   return from_model(std::move(model), src + ": the trained model");
 }
 

@@ -16,6 +16,7 @@
 // serialized ModelProto: tokenizer.model in a directory (spm_encode --model reads it), base64
 // in checkpoints.
 #pragma once
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,8 @@ struct SentencePieceTrainOptions {
   // spm_train's default) rather than the machine's core count: same text, same tokenizer.
   int threads = 16;
   bool verbose = false;  // SentencePiece's own log on stderr
+  // potop's notes: lines SentencePiece leaves out (longer than 64 KiB, or holding U+2585).
+  std::FILE* log = stderr;
 };
 
 // The spm_train flags (name, value) potop trains with, besides --model_type, --vocab_size and
@@ -53,7 +56,10 @@ class SentencePieceTokenizer final : public Tokenizer {
   // A .model file; errors name it.
   static std::unique_ptr<SentencePieceTokenizer> load(const std::filesystem::path& path);
   // Trains on text, one sentence per line (named `what` in messages). Throws potop::Error for
-  // invalid UTF-8, a vocabulary size out of range, or what SentencePiece refuses (its message).
+  // invalid UTF-8, a vocabulary size out of range, or what SentencePiece refuses, said in potop's
+  // terms: a --vocab-size too small for the text's characters (naming the smallest that works) or
+  // too large for its text (naming the largest SentencePiece reports), no line or no character to
+  // learn from.
   static std::unique_ptr<SentencePieceTokenizer> train(std::string_view text, std::string_view what,
                                                        const SentencePieceTrainOptions& options);
   ~SentencePieceTokenizer() override;

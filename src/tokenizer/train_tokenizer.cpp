@@ -41,7 +41,8 @@ void check_tokenizer_train_options(const TokenizerTrainOptions& options) {
       constexpr long kMin = kSpecialCount + 256 + 1;
       if (n < kMin)
         throw Error(flag + ": a " + std::string(options.kind == TokenizerKind::kBpe ? "bpe" : "unigram") +
-                    " vocabulary holds the 4 special tokens and the 256 byte pieces, so it needs at least " +
+                    " vocabulary holds the 4 special tokens, the 256 byte pieces and a piece per distinct character of "
+                    "the text, so it needs at least " +
                     std::to_string(kMin) + " (8000 is usual)");
       break;
     }

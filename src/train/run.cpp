@@ -50,6 +50,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   const double elapsed_before = state.elapsed_s;
   const int start = resuming ? state.step : 0;
   int stale = state.stale_evaluations;  // evaluations since the best score
+  bool said_no_val = false;
   int checkpoint_step = resuming ? start : -1;
   auto elapsed = [&] { return elapsed_before + progress.elapsed_seconds(); };
   // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
@@ -104,7 +105,11 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       const Evaluation& e = *evaluated;
       const bool has_val = !std::isnan(e.val_loss);
       progress.finish_line();
-      std::fprintf(log, "eval step %d: train loss %.4f, val loss %.4f", step, e.train_loss, e.val_loss);
+      // No validation split (--val-fraction 0): no "val loss nan"; the best is picked by train loss.
+      std::fprintf(log, "eval step %d: train loss %.4f", step, e.train_loss);
+      if (has_val) std::fprintf(log, ", val loss %.4f", e.val_loss);
+      else if (!said_no_val) std::fprintf(log, " (no validation split: the best checkpoint is picked by train loss)");
+      said_no_val = true;
       for (const auto& [name, value] : e.extra) std::fprintf(log, ", %s %.2f", name.c_str(), value);
       std::fprintf(log, "\n");
       nlohmann::json record = {{"kind", "eval"}, {"step", step}, {"train_loss", e.train_loss},
@@ -117,8 +122,8 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
       if (best) result.best_val_loss = score;
       stale = best ? 0 : stale + 1;
       result.final_train_loss = e.train_loss, result.final_val_loss = e.val_loss;
-      Metadata meta{{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)},
-                    {"val_loss", std::to_string(e.val_loss)}};
+      Metadata meta{{"step", std::to_string(step)}, {"train_loss", std::to_string(e.train_loss)}};
+      if (has_val) meta["val_loss"] = std::to_string(e.val_loss);
       if (!std::isnan(e.selection)) meta["score"] = std::to_string(e.selection);  // what picks the best (lower is better)
       checkpoint(step, meta, best);
     } else if (fresh && settings.keep > 0 && step % settings.keep == 0) {

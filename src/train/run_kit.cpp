@@ -56,6 +56,7 @@ void RunKit::start(const RunOptions& options, const std::vector<std::string>& ow
   profile::enable(options.profile);
   out_ = options.out;
   if (resuming()) return;
+
   previous_ = previous_run_files(out_, control_.force);
   if (previous_.empty()) return;  // the model's own files alone (a user's train.tsv) are no earlier run
   std::error_code ec;
@@ -132,12 +133,21 @@ RunResult RunKit::run(const ModelJob& job, const Tokenizer& tokenizer, const nlo
   const int P = ranks(), M = options_.grad_accum, B = largest_.B;
   std::FILE* log = log_;
   const int shards = parallel_->max_replicas();
-  const std::string threading =
-      shards > 1 ? std::to_string(shards) + " running the model side by side on " + (B % shards ? "about " : "") +
-                       std::to_string(B / shards) + " rows of the batch each"
-                 : "each kernel split over them";
-  std::fprintf(log, "threads: %d, %s (--parallel %s), GEMM: %s\n", get_threads(), threading.c_str(),
-               options_.parallel.c_str(), blas_name());
+  // What the threads do, in the words of --parallel: one thread has nothing to split.
+  const int threads = get_threads();
+  std::string threading;
+  if (shards > 1)
+    threading = ", " + std::to_string(shards) + " running the model side by side on " + (B % shards ? "about " : "") +
+                std::to_string(B / shards) + " rows of the batch each (--parallel batch)";
+  else if (threads > 1)
+    threading = std::string(", each kernel split over them") +
+                (options_.parallel == "kernel" ? " (--parallel kernel)" : B == 1 ? " (a batch of one row)" : "");
+  std::fprintf(log, "threads: %d%s, GEMM: %s\n", threads, threading.c_str(), blas_name());
+  // Legal, but rarely what was meant: the rate climbs for the whole run (a short run keeps the
+  // default --warmup 100). Said once the run is set up, not before an error about its input.
+  if (!resuming() && options_.warmup > 0 && options_.warmup >= options_.decay_steps())
+    std::fprintf(log, "note: --warmup %d is as long as the run (%d steps): the learning rate never reaches its peak "
+                 "(--lr %g); give a shorter --warmup\n", options_.warmup, options_.decay_steps(), options_.lr);
   if (P > 1) {
     const std::string batch = job.batch_text.empty() ? std::to_string(B * M * P) + " rows (--batch-size " +
                                                            std::to_string(B) + " x --grad-accum " + std::to_string(M) +

@@ -68,6 +68,7 @@ std::string option_number(double value);
 
 // --name, --name2: the flags given on the command line of a resumed run that would move its data
 // split and so are refused without --allow-data-change.
-inline const std::vector<std::string> kSplitOptions = {"val-fraction", "dev-size", "test-size", "columns"};
+inline const std::vector<std::string> kSplitOptions = {"val-fraction", "dev-fraction", "dev-size", "test-fraction",
+                                                      "test-size", "columns"};
 
 }  // namespace potop

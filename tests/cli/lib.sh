@@ -75,15 +75,15 @@ start_serve() {
 }
 
 # node_test <name> <package dir> <script> <args>...: runs a Node test of tests/clients or
-# tests/browser (their packages installed by scripts/setup.sh); a missing node, chromium (for the
+# tests/browser (their packages installed by scripts/setup.sh --all); a missing node, chromium (for the
 # browser) or node_modules is a skip, or a failure with POTOP_STRICT_SKIPS=1.
 node_test() {
   local name=$1 dir=$2
   shift 2
   if [ ! -d "$dir/node_modules" ] || ! command -v node >/dev/null ||
       { [ "$(basename "$dir")" = browser ] && [ ! -x /usr/bin/chromium ]; }; then
-    if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "$name: node, chromium or $dir/node_modules missing: run scripts/setup.sh"
-    else echo "skip $name (run scripts/setup.sh)"; fi
+    if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "$name: node, chromium or $dir/node_modules missing: run scripts/setup.sh --all"
+    else echo "skip $name (run scripts/setup.sh --all)"; fi
     return 0
   fi
   if node "$dir/$@"; then ok "$name"; else fail "$name"; fi
@@ -124,10 +124,11 @@ make_pairs() {  # make_pairs <file> <pairs>
 TINY=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 1
       --threads 1 --dropout 0.1)
 
-# A small, fast bag-of-words LM and encoder-decoder, single-threaded like TINY.
+# A small, fast bag-of-words LM and encoder-decoder, single-threaded like TINY. (The BPE of 300
+# makes each of make_pairs' words a token, so every pair fits the encoder-decoder's block of 12.)
 TINY_BOW=(--dim 16 --block-size 12 --batch-size 8 --eval-iters 2 --log-interval 1 --threads 1 --min-count 2
           --attention dot)
-TINY_TRANSLATE=(--columns a,b --source a --target b --vocab-size 280 --n-layer 1 --n-head 2 --n-embd 16
+TINY_TRANSLATE=(--columns a,b --source a --target b --vocab-size 300 --n-layer 1 --n-head 2 --n-embd 16
                 --block-size 12 --batch-tokens 96 --eval-sentences 4 --dev-size 10 --test-size 10
                 --log-interval 1 --threads 1)
 TINY_PRETRAIN=(--tokenizer pretrain-tokenizer --n-layer 1 --n-head 2 --n-embd 16 --block-size 12 --batch-size 8

@@ -24,7 +24,7 @@ tr -s ' \n.' '\n' <text.txt | awk 'NF' | awk 'NR <= 1600' | paste -d ' ' - - - -
   awk '{ print $0 "\t" $4 " " $3 " " $2 " " $1 }' >pairs.tsv
 "$POTOP" translate train --data pairs.tsv --out mt --columns fwd,rev --source fwd --target rev --vocab-size 300 \
   --n-layer 1 --n-head 2 --n-embd 32 --block-size 32 --batch-tokens 256 --eval-sentences 5 --dev-size 20 --test-size 20 --steps 150 \
-  --eval-interval 60 --warmup 10 --threads 1 >/dev/null 2>mt.log || { fail "translate train: $(cat mt.log)"; finish; }
+  --eval-interval 60 --lr-schedule noam --lr 1 --warmup 10 --threads 1 >/dev/null 2>mt.log || { fail "translate train: $(cat mt.log)"; finish; }
 
 start_serve bert.serve.log --model bert --threads 1
 BERT_PORT=$PORT BERT_PID=$SERVER_PID
@@ -41,7 +41,7 @@ else
   fail "API checks (a BERT, a classifier, a translation model)"
 fi
 
-# The clients (tests/clients) and the studio in chromium (tests/browser), installed by scripts/setup.sh.
+# The clients (tests/clients) and the studio in chromium (tests/browser), installed by scripts/setup.sh --all.
 node_test "the clients: embeddings, translations" "$ROOT/tests/clients" kinds.test.mjs "$BERT_URL" "$CLS_URL" "$MT_URL"
 shots=${POTOP_SCREENSHOTS:-$WORK/shots}
 mkdir -p "$shots"

@@ -8,8 +8,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 source "$(dirname "$0")/lib.sh"
 
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] || ! command -v openssl >/dev/null; then
-  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "nginx or openssl missing: run scripts/setup.sh"; finish; fi
-  echo "skip serve behind nginx (run scripts/setup.sh: nginx-light, openssl)"
+  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "nginx or openssl missing: run scripts/setup.sh --all"; finish; fi
+  echo "skip serve behind nginx (run scripts/setup.sh --all: nginx-light, openssl)"
   finish
   exit 0
 fi

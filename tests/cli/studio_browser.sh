@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The web studio in Debian's chromium, driven by playwright-core (tests/browser, installed by
-# scripts/setup.sh with npm ci): trains a tiny model, serves it, runs tests/browser/studio.test.mjs.
+# scripts/setup.sh --all with npm ci): trains a tiny model, serves it, runs tests/browser/studio.test.mjs.
 # Screenshots go to $POTOP_SCREENSHOTS when set (docs/img for the README), else the temporary directory.
 POTOP=$1
 BROWSER=$(cd "$(dirname "${BASH_SOURCE[0]}")/../browser" && pwd)
 source "$(dirname "$0")/lib.sh"
 
 if [ ! -d "$BROWSER/node_modules/playwright-core" ] || ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ]; then
-  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "playwright-core, node or chromium missing: run scripts/setup.sh"; finish; fi
-  echo "skip studio browser test (run scripts/setup.sh: playwright-core, node, chromium)"
+  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "playwright-core, node or chromium missing: run scripts/setup.sh --all"; finish; fi
+  echo "skip studio browser test (run scripts/setup.sh --all: playwright-core, node, chromium)"
   finish
   exit 0
 fi

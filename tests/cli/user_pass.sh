@@ -177,6 +177,102 @@ commands)
   ! grep -q '{false}' help.txt && grep -q -- '--no-bias' help.txt && grep -q -- '--bias .*on by default' help.txt &&
     ok "train --help shows --bias / --no-bias plainly" || fail "help: $(grep -- '--bias' help.txt)"
   ;;
-*) echo "unknown group '$GROUP' (training, checkpoints, sampling, commands)" >&2; exit 2 ;;
+defaults)
+  # Help that matches behaviour. --kind is required: no default shown; choices are named.
+  "$POTOP" tokenizer train --help >help.txt
+  grep -q -- '--kind char|byte|word|bpe|unigram REQUIRED' help.txt && ! grep -q -- '--kind.*=char' help.txt &&
+    ok "tokenizer train --help: --kind lists its choices, required, no default" || fail "help: $(grep -- '--kind' help.txt)"
+  "$POTOP" info --help >help.txt
+  grep -q "potop bert pretrain" help.txt && grep -q "potop classify train" help.txt && grep -q "not word2vec" help.txt &&
+    ok "info --help names the commands whose directories it reads" || fail "info --help: $(grep -- '--model' help.txt)"
+  "$POTOP" bow train --help >help.txt
+  grep -q -- "--tokenizer.*word tokenizer directory" help.txt && ok "bow train --help: --tokenizer is a word tokenizer" ||
+    fail "bow train --help: $(grep -- '--tokenizer' help.txt)"
+  expect_error "misspelled subcommand of a command" 2 strict "did you mean train?" -- word2vec trian --data text.txt
+
+  # The start-up line: one thread splits nothing; a batch-parallel run says so.
+  train --out t1 --steps 2 --eval-interval 2 2>t1.log
+  grep -q "^threads: 1, GEMM: " t1.log && ok "threads: 1 says nothing about splitting" || fail "$(grep threads: t1.log)"
+  # TINY without its --threads 1.
+  MODEL=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2)
+  "$POTOP" train --data text.txt --out t2 "${MODEL[@]}" --steps 2 --eval-interval 2 --threads 2 2>t2.log
+  grep -q "^threads: 2, 2 running the model side by side on 4 rows of the batch each (--parallel batch), GEMM" t2.log &&
+    ok "threads: 2 with --parallel batch" || fail "$(grep threads: t2.log)"
+  "$POTOP" train --data text.txt --out t3 "${MODEL[@]}" --steps 2 --eval-interval 2 --threads 2 --parallel kernel 2>t3.log
+  grep -q "^threads: 2, each kernel split over them (--parallel kernel), GEMM" t3.log &&
+    ok "threads: 2 with --parallel kernel" || fail "$(grep threads: t3.log)"
+
+  # Threads sized to the CPUs this process may use: one CPU in its affinity mask, one thread.
+  taskset -c 0 "$POTOP" train --data text.txt --out aff "${MODEL[@]}" --steps 2 --eval-interval 2 2>aff.log
+  grep -q "^threads: 1," aff.log && ok "taskset -c 0: one thread" || fail "taskset -c 0: $(grep threads: aff.log)"
+  # OpenMP's spinning is bounded (core/threads.h): potop runs with GOMP_SPINCOUNT set, unless
+  # the user set it or OMP_WAIT_POLICY.
+  spin_of() {  # spin_of <env...>: GOMP_SPINCOUNT in the environment of a running potop
+    env "$@" "$POTOP" sample -m t1 -p "pan " -n 100000 --threads 1 >/dev/null 2>&1 &
+    local pid=$! value=""
+    for _ in $(seq 100); do
+      value=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep '^GOMP_SPINCOUNT=' || true)
+      [ -n "$value" ] && break
+      sleep 0.05
+    done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    echo "${value:-none}"
+  }
+  [ "$(spin_of -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY)" = GOMP_SPINCOUNT=3000 ] &&
+    ok "potop bounds OpenMP's spinning (GOMP_SPINCOUNT=3000)" || fail "spin: $(spin_of -u GOMP_SPINCOUNT)"
+  [ "$(spin_of GOMP_SPINCOUNT=7)" = GOMP_SPINCOUNT=7 ] && ok "a user's GOMP_SPINCOUNT wins" || fail "user's spin count lost"
+  [ "$(spin_of -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active)" = none ] && ok "a user's OMP_WAIT_POLICY wins" ||
+    fail "OMP_WAIT_POLICY=active still got a spin count"
+
+  # Sampling from a model this small runs on one thread unless --threads says otherwise: its
+  # threads are the main one and the signal listener, and --threads 2 adds OpenMP's worker.
+  threads_of() {  # threads_of <sample flags...>: the thread count of a running potop sample, once it generates
+    "$POTOP" sample -m t1 -p "pan " -n 1000000 "$@" >threads.out 2>&1 &
+    local pid=$! n=""
+    for _ in $(seq 300); do [ "$(wc -c <threads.out)" -gt 200 ] && break; sleep 0.05; done  # generating
+    n=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    echo "$n"
+  }
+  one=$(threads_of) two=$(threads_of --threads 2)
+  [ "$one" = 2 ] && [ "$two" = 3 ] && ok "sample: one thread for a small model by default ($one tasks; --threads 2: $two)" ||
+    fail "sample threads: default $one tasks, --threads 2: $two"
+
+  # --val-fraction 0: no "nan" anywhere; the best checkpoint is picked by train loss, and said so.
+  train --out nv --steps 4 --eval-interval 2 --val-fraction 0 2>nv.log
+  ! grep -qi nan nv.log && grep -q "no validation split: the best checkpoint is picked by train loss" nv.log &&
+    ok "--val-fraction 0 trains without NaN validation losses" || fail "--val-fraction 0: $(grep eval nv.log)"
+  "$POTOP" info -m nv >nv-info.txt
+  ! grep -qi nan nv-info.txt && grep -q "train loss .* (no validation split)" nv-info.txt &&
+    ok "info: a checkpoint without validation shows its train loss" || fail "info: $(cat nv-info.txt)"
+  # A warm-up as long as the run is said.
+  train --out wu --steps 6 --eval-interval 6 --warmup 6 2>wu.log
+  grep -q "note: --warmup 6 is as long as the run (6 steps)" wu.log && ok "a warm-up as long as the run is noted" ||
+    fail "no warm-up note: $(head -n 5 wu.log)"
+
+  # The bag-of-words LM is word level: another kind of tokenizer is refused, naming the flag.
+  "$POTOP" tokenizer train --kind char --data text.txt --out char-tok >/dev/null 2>&1
+  expect_error "bow train with a char tokenizer" 1 strict "--tokenizer char-tok" "a char tokenizer" "word" -- \
+    bow train --data text.txt --tokenizer char-tok --out bow --steps 2 --threads 1
+  [ ! -e bow ] && ok "... and leaves no --out directory" || fail "bow train left $(ls bow)"
+
+  # A command refused for its input leaves no empty --out directory.
+  : >empty.txt
+  expect_error "word2vec train on an empty file" 1 strict "empty.txt" -- word2vec train --data empty.txt --out w2v
+  [ ! -e w2v ] && ok "... and leaves no --out directory" || fail "word2vec train left an --out directory"
+
+  # README's first command installs what building and running potop need, not the test set;
+  # it builds the potop target alone (scripts/test.sh installs and builds everything).
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  base=$(bash "$root/scripts/setup.sh" --list) all=$(bash "$root/scripts/setup.sh" --all --list)
+  heavy=$(printf '%s\n' $base | grep -xE 'python3-torch|chromium|clang|libopenmpi-dev|libgtest-dev|nodejs|nginx-light' || true)
+  [ -z "$heavy" ] && [ "$(printf '%s\n' $all | grep -cxE 'python3-torch|chromium|libgtest-dev')" = 3 ] &&
+    printf '%s\n' $base | grep -qx libsentencepiece-dev &&
+    ok "setup.sh installs potop's needs; --all adds the tests' ($(echo $base | wc -w) vs $(echo $all | wc -w) packages)" ||
+    fail "setup.sh sets: base has '$heavy'"
+  grep -q '^bash scripts/setup.sh$' "$root/scripts/demo.sh" && grep -q -- '--target potop' "$root/scripts/demo.sh" &&
+    ok "demo.sh installs the base set and builds potop alone" || fail "demo.sh: $(grep -E 'setup|build' "$root/scripts/demo.sh")"
+  ;;
+*) echo "unknown group '$GROUP' (training, checkpoints, sampling, commands, defaults)" >&2; exit 2 ;;
 esac
 finish

@@ -1,5 +1,5 @@
 // Running the PyTorch oracle (tests/torch/*.py under Debian's /usr/bin/python3, which has torch
-// and numpy; scripts/setup.sh installs them) and comparing potop's float tensors with its results.
+// and numpy; scripts/setup.sh --all installs them) and comparing potop's float tensors with its results.
 // torch is a required test dependency: a script that fails is a test failure, never a skip.
 #pragma once
 #include <gtest/gtest.h>

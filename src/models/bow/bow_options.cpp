@@ -13,8 +13,8 @@ std::vector<Field> bow_option_fields(BowOptions& o) {
       {"data", "training text file (UTF-8)", &o.data},
       {"val-fraction", "fraction of the words, taken from the end of the text, held out for validation",
        &o.val_fraction},
-      {"tokenizer", "a tokenizer directory (potop tokenizer train --kind word); default: a word tokenizer of the "
-                    "text with --min-count", &o.tokenizer},
+      {"tokenizer", "a word tokenizer directory (potop tokenizer train --kind word; the model is word level, other "
+                    "kinds are refused); default: a word tokenizer of the text with --min-count", &o.tokenizer},
       {"min-count", "without --tokenizer: words seen fewer times in the text become <unk>", &o.min_count},
   };
   for (Field& f : bow_fields(o.model)) fields.push_back(std::move(f));

@@ -51,6 +51,12 @@ std::unique_ptr<Tokenizer> word_tokenizer(const BowOptions& options, const std::
   std::unique_ptr<Tokenizer> tokenizer;
   if (!options.tokenizer.empty()) {
     tokenizer = load_tokenizer_dir(options.tokenizer);
+    // The model's bag, window and idf are of words: a char or subword vocabulary would train,
+    // but everything it prints and documents would call its tokens words.
+    if (tokenizer->kind() != "word")
+      throw Error("--tokenizer " + options.tokenizer + ": a " + tokenizer->kind() +
+                  " tokenizer; the bag-of-words LM is word level: give a word tokenizer (potop tokenizer train "
+                  "--kind word) or leave --tokenizer out");
   } else {
     TokenizerTrainOptions t;
     t.kind = TokenizerKind::kWord, t.min_count = options.min_count;

@@ -15,8 +15,14 @@ std::vector<Field> translation_fields(TranslationOptions& o) {
       {"columns", "languages of the file's two columns, comma-separated", &o.columns, false},
       {"bad-lines", "a line without one tab or with an empty side: skip (counted, reported) or error",
        choice(o.bad_lines, {{BadLines::kSkip, "skip"}, {BadLines::kError, "error"}}), false},
-      {"dev-size", "pairs held out for evaluation during training (dev.tsv)", &o.dev_size, false},
-      {"test-size", "pairs held out for the final test (test.tsv)", &o.test_size, false},
+      {"dev-fraction", "fraction of the pairs held out for evaluation during training (dev.tsv), at most "
+                       "--dev-size of them", &o.dev_fraction, false},
+      {"dev-size", "the most pairs held out for dev.tsv (given alone: exactly this many; 0: none, the evaluations "
+                   "measure the training loss only)", &o.dev_size, false},
+      {"test-fraction", "fraction of the pairs held out for the final test (test.tsv), at most --test-size of them",
+       &o.test_fraction, false},
+      {"test-size", "the most pairs held out for test.tsv (given alone: exactly this many; 0: none)", &o.test_size,
+       false},
       {"vocab-size", "subword tokens of the shared source/target BPE tokenizer", &o.vocab_size, true},
       {"tokenizer", "a tokenizer directory (potop tokenizer train) instead of a BPE learned from the pairs",
        &o.tokenizer},
@@ -45,6 +51,15 @@ void validate(const TranslationOptions& o) {
   validate(static_cast<const RunOptions&>(o));
   positive(o.batch_tokens, "batch-tokens"), positive(o.vocab_size, "vocab-size");
   if (o.eval_sentences < 0) throw Error("--eval-sentences must be >= 0");
+  // 0 holds out none: no dev pairs (the run says so, and evaluates the training loss only), no test pairs.
+  for (const auto& [flag, fraction] : {std::pair{"dev", o.dev_fraction}, std::pair{"test", o.test_fraction}})
+    if (!(fraction >= 0 && fraction <= 1))
+      throw Error(std::string("--") + flag + "-fraction " + option_number(fraction) +
+                  ": must be between 0 and 1 (0: no " + flag + " pairs)");
+  for (const auto& [flag, size] : {std::pair{"dev", o.dev_size}, std::pair{"test", o.test_size}})
+    if (size < 0)
+      throw Error(std::string("--") + flag + "-size " + std::to_string(size) + ": must be >= 0 (0: no " + flag +
+                  " pairs)");
   if (o.batch_tokens < o.model.block_size)
     throw Error("--batch-tokens " + std::to_string(o.batch_tokens) + " is below --block-size " +
                 std::to_string(o.model.block_size) + ": the longest pair would not fit in a batch");

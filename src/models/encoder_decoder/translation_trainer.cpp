@@ -83,11 +83,38 @@ std::unique_ptr<Tokenizer> shared_bpe(const TranslationOptions& o, const PairSpl
   return train_tokenizer(text, o.data, t);
 }
 
-std::string skipped_note(const TranslationOptions& o, const PairFile& file) {
-  std::string lines;
-  for (const std::string& n : file.notes) lines += (lines.empty() ? "" : ", ") + n;
-  return "note: " + o.data + ": " + std::to_string(file.skipped) + " bad lines skipped: " + lines +
-         (file.skipped > int(file.notes.size()) ? ", ..." : "") + " (--bad-lines error refuses such a file)";
+// Fewer training pairs than this draw a warning: a model of the default size learns to translate
+// from tens of thousands (the measured Tatoeba runs had 39,378); on a few hundred it memorizes.
+constexpr int kFewTrainingPairs = 3000;
+
+// An explicit --dev-size N (or --test-size N) without its fraction holds out exactly N pairs, as
+// before the fractions existed; so does a run resumed from a checkpoint saved before them (its
+// options have sizes only), so that it keeps its split.
+void exact_sizes_where_asked(TranslationOptions& o, const RunControl& control, const nlohmann::json* saved) {
+  const bool before_fractions = saved && !saved->contains("dev_fraction");
+  if ((before_fractions || control.was_given("dev-size")) && !control.was_given("dev-fraction")) o.dev_fraction = 1;
+  if ((before_fractions || control.was_given("test-size")) && !control.was_given("test-fraction")) o.test_fraction = 1;
+}
+
+// "3 dev pairs (--dev-fraction 0.05, at most --dev-size 500)", or "(--dev-size 3)" for exact sizes.
+std::string held_out_text(int count, const char* what, double fraction, int cap) {
+  const std::string flag = std::string("--") + what;
+  return std::to_string(count) + " " + what + (count == 1 ? " pair (" : " pairs (") +
+         (fraction >= 1 ? flag + "-size " + std::to_string(cap)
+                        : flag + "-fraction " + option_number(fraction) + ", at most " + flag + "-size " +
+                              std::to_string(cap)) +
+         ")";
+}
+
+// The split of n pairs, refused (naming the flags) when it leaves no pair to train on.
+PairSplit split_of(const TranslationOptions& o, const std::vector<SentencePair>& pairs) {
+  const int n = int(pairs.size());
+  const int dev = held_out_count(n, o.dev_fraction, o.dev_size), test = held_out_count(n, o.test_fraction, o.test_size);
+  if (dev + test >= n)
+    throw Error(o.data + ": " + std::to_string(n) + (n == 1 ? " pair is" : " pairs are") + " too few: holding out " +
+                held_out_text(dev, "dev", o.dev_fraction, o.dev_size) + " and " +
+                held_out_text(test, "test", o.test_fraction, o.test_size) + " leaves none to train on");
+  return split_pairs(pairs, dev, test);
 }
 
 // The dev sentences each evaluation translates (greedy) for BLEU and chrF, and their references.
@@ -109,19 +136,26 @@ DevSentences dev_sentences_of(const TranslationOptions& o, const PairSplit& spli
   return d;
 }
 
+// Without dev pairs (--dev-size 0), the training loss is measured on this many batches at most.
+constexpr int kTrainBatchesWithoutDev = 10;
+
 // A translation model's evaluation: the loss on every dev batch and on as many training batches
-// spread over the lengths, and the dev BLEU and chrF of greedy translations. nullopt when stopped.
+// spread over the lengths, and the dev BLEU and chrF of greedy translations. Without dev pairs
+// (dev_batches null) the training loss alone, and the dev loss NaN: the run says there is no
+// validation split rather than call the training loss a dev loss. nullopt when stopped.
 std::optional<Evaluation> evaluate_translation(BatchParallel& parallel, EncoderDecoder& model,
-                                               PairBatches& batches, PairBatches& dev_batches,
+                                               PairBatches& batches, PairBatches* dev_batches,
                                                const DevSentences& dev, const Tokenizer& tokenizer,
                                                const std::function<bool()>& stop) {
   auto mean_loss = [&](PairBatches& from, int n) {  // n batches spread over the lengths
     return mean_batch_loss(parallel, n, [&](int i, Batch& b) { from.fill_sorted(int(long(i) * from.size() / n), b); },
                            stop);
   };
-  const int n = std::min(dev_batches.size(), batches.size());
+  const int n = std::min(dev_batches ? dev_batches->size() : kTrainBatchesWithoutDev, batches.size());
   const std::optional<float> train_loss = mean_loss(batches, n);
-  const std::optional<float> dev_loss = train_loss ? mean_loss(dev_batches, dev_batches.size()) : std::nullopt;
+  if (!train_loss) return std::nullopt;
+  std::optional<float> dev_loss = std::numeric_limits<float>::quiet_NaN();
+  if (dev_batches) dev_loss = mean_loss(*dev_batches, dev_batches->size());
   if (!dev_loss) return std::nullopt;
   Evaluation e{*train_loss, *dev_loss, {}};
   const auto outs = translate_in_batches(model, dev.sources, DecodeOptions{}, kDefaultBatchSentences, stop);
@@ -166,15 +200,17 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
     throw Error(std::string(requested.init_from.empty() ? "--tokenizer" : "--init-from") +
                 " starts a new run; a resumed run keeps its model and tokenizer");
   TranslationOptions options = kit.resume(requested);
+  exact_sizes_where_asked(options, kit.control(), kit.resuming() ? &kit.state().options : nullptr);
   validate(options);
   const Side side = sides(options);
   kit.start(options, {"train.tsv", "dev.tsv", "test.tsv"});
   // Data: pairs, the split (the same for both directions), the tokenizer.
   const PairFile file = read_pairs(options.data, options.bad_lines);
-  if (file.skipped > 0) std::fprintf(log, "%s\n", skipped_note(options, file).c_str());
+  if (file.skipped > 0)
+    std::fprintf(log, "note: %s (--bad-lines error refuses such a file)\n", describe_skipped(options.data, file).c_str());
   const uint64_t data_hash = fnv1a64(read_text_file(options.data));
   kit.check_data(data_hash, options.data, "pairs");
-  const PairSplit split = split_pairs(file.pairs, options.dev_size, options.test_size);
+  const PairSplit split = split_of(options, file.pairs);
   Start start = kit.resuming() ? Start{kit.resumed_tokenizer(), nullptr, sentinels_of_run(kit, 0), ""}
                                : new_start(options, kit.control().given, split);
   const Tokenizer& tokenizer = *start.tokenizer;
@@ -183,17 +219,30 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   const std::vector<EncodedPair> train = encode_pairs(split.train, side, tokenizer, block, too_long_train);
   const std::vector<EncodedPair> dev = encode_pairs(split.dev, side, tokenizer, block, too_long_dev);
   if (train.empty()) throw Error(options.data + ": no training pair fits in --block-size " + std::to_string(block));
+  if (dev.empty() && !split.dev.empty())  // held out, yet nothing to evaluate: not what was asked for
+    throw Error(options.data + ": none of the " + std::to_string(split.dev.size()) + " dev pairs fits in --block-size " +
+                std::to_string(block) + "; raise it, or hold out more pairs (--dev-fraction, --dev-size)");
 
   const EncoderDecoderConfig config = run_config(kit, options.model, tokenizer, start.sentinels);
   const BatchShape largest{std::max(1, options.batch_tokens / block), block, block};  // B·max(S, T) <= batch_tokens
   EncoderDecoder& model = build_encoder_decoder(kit, config, largest, options.seed, std::move(start.base));
   PairBatches batches(train, options.batch_tokens, hash64(options.seed, 1));
-  PairBatches dev_batches(dev.empty() ? train : dev, options.batch_tokens, 0);
+  std::optional<PairBatches> dev_batches;
+  if (!dev.empty()) dev_batches.emplace(dev, options.batch_tokens, 0);
 
   std::fprintf(log, "data: %s: %zu pairs (%d bad lines skipped), %s -> %s; train %zu, dev %zu, test %zu%s\n",
                options.data.c_str(), file.pairs.size(), file.skipped, options.source.c_str(), options.target.c_str(), split.train.size(), split.dev.size(),
                split.test.size(), too_long_train + too_long_dev ? (", " + std::to_string(too_long_train) + " training and " +
                                       std::to_string(too_long_dev) + " dev pairs longer than --block-size left out").c_str() : "");
+  if (int(split.train.size()) < kFewTrainingPairs)
+    std::fprintf(log, "warning: %s: only %zu training pairs (of %zu; %zu dev and %zu test held out): from fewer than "
+                 "%d a model mostly memorizes its pairs (docs/translation.md's runs trained on 39,378)\n",
+                 options.data.c_str(), split.train.size(), file.pairs.size(), split.dev.size(), split.test.size(),
+                 kFewTrainingPairs);
+  if (split.dev.empty())
+    std::fprintf(log, "note: %s: no dev pairs: the evaluations measure the training loss only (no dev loss, "
+                 "BLEU or chrF), and best.safetensors is the lowest training loss\n",
+                 options.dev_fraction == 0 ? "--dev-fraction 0" : "--dev-size 0");
   std::fprintf(log, "tokenizer: shared %s, %d tokens; %d batches of about %d tokens per epoch\n",
                tokenizer.kind().c_str(), tokenizer.size(), batches.size(), options.batch_tokens);
   if (!start.from.empty())
@@ -214,7 +263,8 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
       });
   const DevSentences dev_sentences = dev_sentences_of(options, split, side, tokenizer);
   job.evaluate = [&](int, const std::function<bool()>& stop) {
-    return evaluate_translation(kit.parallel(), model, batches, dev_batches, dev_sentences, tokenizer, stop);
+    return evaluate_translation(kit.parallel(), model, batches, dev_batches ? &*dev_batches : nullptr, dev_sentences,
+                                tokenizer, stop);
   };
   return kit.run(job, tokenizer, to_json(config), to_json(options), data_hash);
 }

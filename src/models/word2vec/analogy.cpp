@@ -94,9 +94,13 @@ std::vector<std::pair<int, float>> VectorIndex::most_similar(const std::vector<i
 }
 
 AnalogyReport evaluate_analogies(const VectorIndex& index, const std::filesystem::path& file, int restrict) {
-  const std::string text = read_file(file);
+  std::string text = read_file(file);
   const std::string name = file.string();
   if (!utf8_valid(text)) throw Error(name + ": is not valid UTF-8");
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a byte-order mark, as editors on Windows write
+  const char* format = "(questions-words.txt format: a ': section' line, then questions of 4 words, one a line)";
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw Error(name + ": holds no analogy question " + format);
   const KeyedVectors& v = index.vectors();
   const int known = std::min(restrict, v.size());
   // Lowercased spelling -> id among the `known` most frequent; the most frequent spelling wins.
@@ -118,8 +122,10 @@ AnalogyReport evaluate_analogies(const VectorIndex& index, const std::filesystem
       report.sections.push_back(AnalogySection{section});
       continue;
     }
-    if (report.sections.empty())
+    if (report.sections.empty()) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line
       throw Error(name + ": line " + std::to_string(line_number) + ": a question before any ': section' line");
+    }
     const std::vector<std::string> words = split_spaces(lowercase_text(line));
     if (words.size() != 4) {
       report.malformed_lines.push_back(line_number);
@@ -147,6 +153,14 @@ AnalogyReport evaluate_analogies(const VectorIndex& index, const std::filesystem
     }
     ++(correct ? section.correct : section.incorrect);
     ++(correct ? report.total.correct : report.total.incorrect);
+  }
+  if (report.total.correct + report.total.incorrect + report.total.skipped == 0) {
+    const size_t bad = report.malformed_lines.size();
+    throw Error(name + ": holds no analogy question: " +
+                (bad > 0 ? std::to_string(bad) + " line(s) after its sections are not 4 words (line " +
+                               std::to_string(report.malformed_lines[0]) + " the first) "
+                         : std::string("its sections have no line of 4 words ")) +
+                format);
   }
   return report;
 }

@@ -55,8 +55,10 @@ struct AnalogyReport {
   }
 };
 
-// Throws potop::Error naming the file (and line) when it cannot be read or a question comes
-// before any section.
+// Throws potop::Error naming the file (and line) when it cannot be read, a question comes
+// before any section, or it holds no question at all (empty, or no line of 4 words after a
+// section). A UTF-8 byte-order mark at its start is skipped, and so are blank lines before the
+// first section.
 AnalogyReport evaluate_analogies(const VectorIndex& index, const std::filesystem::path& file, int restrict = 30000);
 
 }  // namespace potop

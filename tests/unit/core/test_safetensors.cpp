@@ -149,9 +149,9 @@ TEST(Safetensors, EmptyFileAndStaleChecksumInMetadata) {
 }
 
 TEST(Safetensors, NumpyReadsPotopFilesWithTheDocumentedSnippet) {
-  // Python with numpy is a required test dependency (scripts/setup.sh), as for the torch oracle:
+  // Python with numpy is a required test dependency (scripts/setup.sh --all), as for the torch oracle:
   // without it this is a failure, never a skip.
-  ASSERT_EQ(::access(POTOP_PYTHON, X_OK), 0) << POTOP_PYTHON << " not found: run scripts/setup.sh";
+  ASSERT_EQ(::access(POTOP_PYTHON, X_OK), 0) << POTOP_PYTHON << " not found: run scripts/setup.sh --all";
   // The reader in docs/checkpoint-format.md is what users copy: test that very code.
   const std::string doc = read_file(testing::source_dir() / "docs" / "checkpoint-format.md");
   const auto start = doc.find("```python\n");

@@ -41,6 +41,34 @@ TEST(ParallelCorpus, ReadsPairsAndReportsBadLines) {
   }
 }
 
+TEST(ParallelCorpus, ByteOrderMarkIsNotPartOfTheFirstSentence) {
+  const testing::TempDir dir("pairs");
+  write_file_atomic(dir / "bom.tsv", "\xEF\xBB\xBFHello.\tCześć.\nno tab\nA\tB\n");
+  const PairFile f = read_pairs(dir / "bom.tsv");
+  ASSERT_EQ(f.pairs.size(), 2u);
+  EXPECT_EQ(f.pairs[0].first, "Hello.");
+  EXPECT_EQ(f.pairs[0].line, 1);
+  EXPECT_EQ(describe_skipped("bom.tsv", f), "bom.tsv: 1 bad line skipped: line 2: no tab");
+}
+
+TEST(ParallelCorpus, SkippedLinesAreNamedThenCounted) {
+  const testing::TempDir dir("pairs");
+  write_file_atomic(dir / "p.tsv", "a\tb\n1\n2\n3\n4\n5\n6\n7\n");
+  const PairFile f = read_pairs(dir / "p.tsv");
+  EXPECT_EQ(describe_skipped("p.tsv", f), "p.tsv: 7 bad lines skipped: line 2: no tab, line 3: no tab, line 4: no tab, "
+                                          "line 5: no tab, line 6: no tab, and 2 more");
+}
+
+TEST(ParallelCorpus, HeldOutIsAFractionWithACap) {
+  EXPECT_EQ(held_out_count(1510, 0.05, 500), 76);     // a small file keeps most pairs for training
+  EXPECT_EQ(held_out_count(40878, 0.05, 500), 500);   // a large one holds out the cap
+  EXPECT_EQ(held_out_count(40878, 0.05, 1000), 1000);
+  EXPECT_EQ(held_out_count(3, 0.05, 500), 1);          // at least one when the fraction is not 0
+  EXPECT_EQ(held_out_count(100, 1.0, 20), 20);         // --dev-size 20 given alone: exactly 20
+  EXPECT_EQ(held_out_count(100, 0.0, 20), 0);
+  EXPECT_EQ(held_out_count(100, 0.5, 0), 0);
+}
+
 TEST(ParallelCorpus, SplitIsDeterministicAndDisjoint) {
   std::vector<SentencePair> pairs;
   for (int i = 0; i < 50; ++i) {

@@ -183,7 +183,7 @@ TEST(BowKernelsTorch, MatchPyTorch) {
   write_safetensors(dir / "inputs.safetensors", entries, {{"potop.bow", cases.dump()}});
   const int rc = testing::run_python("tests/torch/bow_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
-  ASSERT_EQ(rc, 0) << "tests/torch/bow_reference.py failed; torch is required: run scripts/setup.sh";
+  ASSERT_EQ(rc, 0) << "tests/torch/bow_reference.py failed; torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
   testing::DiffReport report("bow kernels", 1e-10);
   for (const auto& [name, values] : results) {

@@ -93,7 +93,7 @@ TEST(NegativeSampling, MatchesPyTorch) {
   write_safetensors(dir / "inputs.safetensors", entries);
   const int rc = testing::run_python("tests/torch/negative_sampling_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
-  ASSERT_EQ(rc, 0) << "tests/torch/negative_sampling_reference.py failed; torch is required: run scripts/setup.sh";
+  ASSERT_EQ(rc, 0) << "tests/torch/negative_sampling_reference.py failed; torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
   testing::DiffReport report("negative_sampling", 1e-10);
   for (size_t c = 0; c < cases.size(); ++c) {

@@ -331,7 +331,7 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   const int rc = testing::run_python("tests/torch/kernel_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
   ASSERT_EQ(rc, 0) << "tests/torch/kernel_reference.py failed (exit " << rc
-                   << "); torch is required: run scripts/setup.sh";
+                   << "); torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
 
   // Every case compares at least one tensor; every potop result is compared exactly once (each

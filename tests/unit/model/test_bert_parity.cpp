@@ -9,7 +9,7 @@
 // or a missing bias are orders of magnitude above them.
 //
 // torch is a required test dependency (support/torch_oracle.h): without it the reference fails
-// and so does the test, naming scripts/setup.sh.
+// and so does the test, naming scripts/setup.sh --all.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -139,7 +139,7 @@ void run_case(const Case& c) {
   write_file_atomic(dir / "config.json", j.dump(2));
   const int rc = testing::run_python("tests/torch/bert_reference.py", {dir.path().string()});
   ASSERT_EQ(rc, 0) << "tests/torch/bert_reference.py failed (exit " << rc
-                   << "); torch is required: run scripts/setup.sh";
+                   << "); torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
 
   std::printf("[%s] %d masked positions of %d real ones\n", c.name.c_str(), masks + kept,

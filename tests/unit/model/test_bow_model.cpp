@@ -129,7 +129,7 @@ TEST(BowModelTorch, LossWeightsAndGradientsMatchPyTorch) {
   write_safetensors(dir / "inputs.safetensors", entries, {{"potop.bow", cases.dump()}});
   const int rc = testing::run_python("tests/torch/bow_reference.py",
                                      {(dir / "inputs.safetensors").string(), (dir / "reference.safetensors").string()});
-  ASSERT_EQ(rc, 0) << "tests/torch/bow_reference.py failed; torch is required: run scripts/setup.sh";
+  ASSERT_EQ(rc, 0) << "tests/torch/bow_reference.py failed; torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
   size_t compared = 0;
   for (size_t m = 0; m < models.size(); ++m) {

@@ -110,7 +110,7 @@ TEST_P(ClassifierCases, MatchPyTorch) {
                                                 {"labels", Dtype::I32, {kB}, rows.labels.data()}});
   write_file_atomic(dir / "config.json", nlohmann::json({{"model", to_json(c)}}).dump());
   const int rc = testing::run_python("tests/torch/classifier_reference.py", {dir.path().string()});
-  ASSERT_EQ(rc, 0) << "tests/torch/classifier_reference.py failed; torch is required: run scripts/setup.sh";
+  ASSERT_EQ(rc, 0) << "tests/torch/classifier_reference.py failed; torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
   model.parameters().zero_grad();
   const float loss = model.forward(rows.batch(), Pass{});

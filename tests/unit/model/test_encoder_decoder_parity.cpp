@@ -84,7 +84,7 @@ void run_case(const Case& c) {
   write_file_atomic(dir / "config.json", nlohmann::json{{"model", to_json(config)}}.dump(2));
   const int rc = testing::run_python("tests/torch/encoder_decoder_reference.py", {dir.path().string()});
   ASSERT_EQ(rc, 0) << "tests/torch/encoder_decoder_reference.py failed (exit " << rc
-                   << "); torch is required: run scripts/setup.sh";
+                   << "); torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
 
   std::printf("[%s]\n", c.name.c_str());

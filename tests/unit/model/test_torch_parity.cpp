@@ -97,7 +97,7 @@ void run_case(const Case& c) {
   write_file_atomic(dir / "config.json", j.dump(2));
   const int rc = testing::run_python("tests/torch/gpt_reference.py", {dir.path().string()});
   ASSERT_EQ(rc, 0) << "tests/torch/gpt_reference.py failed (exit " << rc
-                   << "); torch is required: run scripts/setup.sh";
+                   << "); torch is required: run scripts/setup.sh --all";
   const SafetensorsFile ref(dir / "reference.safetensors");
 
   std::printf("[%s]\n", c.name.c_str());

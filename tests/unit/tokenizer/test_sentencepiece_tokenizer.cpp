@@ -116,10 +116,21 @@ TEST(SentencePieceTraining, RefusesBadOptions) {
   EXPECT_NE(testing::error_message([&] { SentencePieceTokenizer::train("ab\xC5", "data.txt", {.kind = "bpe"}); })
                 .find("data.txt"),
             std::string::npos);
-  // More pieces than the text has: SentencePiece's own message, naming the text.
+  // More pieces than the text has: said in potop's terms, naming the text and the largest size.
   const std::string message =
       testing::error_message([&] { SentencePieceTokenizer::train("abc abc\n", "tiny.txt", {.kind = "bpe", .vocab_size = 5000}); });
-  EXPECT_NE(message.find("tiny.txt"), std::string::npos) << message;
+  EXPECT_NE(message.find("--vocab-size 5000 is too large for tiny.txt"), std::string::npos) << message;
+  EXPECT_EQ(message.find(".cc("), std::string::npos) << message;
+  // Fewer pieces than the text's characters need: the smallest size that works, which does.
+  const std::string polish = "Zażółć gęślą jaźń\n";
+  const std::string small =
+      testing::error_message([&] { SentencePieceTokenizer::train(polish, "pl.txt", {.kind = "unigram", .vocab_size = 261}); });
+  EXPECT_NE(small.find("use --vocab-size 275 or more"), std::string::npos) << small;
+  EXPECT_EQ(SentencePieceTokenizer::train(polish, "pl.txt", {.kind = "unigram", .vocab_size = 275})->size(), 275);
+  // Nothing SentencePiece would learn (its unigram trainer aborts the process on such a text).
+  EXPECT_NE(testing::error_message([&] { SentencePieceTokenizer::train("\t<unk>\n", "t.txt", {.kind = "unigram", .vocab_size = 300}); })
+                .find("t.txt: no character to learn"),
+            std::string::npos);
 }
 
 TEST(TrainTokenizer, EveryKind) {

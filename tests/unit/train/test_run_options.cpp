@@ -105,7 +105,11 @@ TEST(ResumeOptions, AMovedSplitNeedsAllowDataChange) {
 TEST(RunOptions, EveryModelHasItsDefaultsAndOneFieldList) {
   EXPECT_EQ(TrainOptions{}.batch_size, 12);
   EXPECT_EQ(BowOptions{}.batch_size, 32);
-  EXPECT_EQ(TranslationOptions{}.lr_schedule, LrShape::kNoam);
+  // The translation model's: docs/translation.md's measured recipe (cosine 1e-3, BPE 4000).
+  EXPECT_EQ(TranslationOptions{}.lr_schedule, LrShape::kCosine);
+  EXPECT_FLOAT_EQ(TranslationOptions{}.lr, 1e-3f);
+  EXPECT_EQ(TranslationOptions{}.warmup, 200);
+  EXPECT_EQ(TranslationOptions{}.vocab_size, 4000);
   EXPECT_FLOAT_EQ(TranslationOptions{}.eps, 1e-9f);
   // A translation model sizes its batches in tokens: no --batch-size, no --eval-iters.
   TranslationOptions mt;

@@ -1,6 +1,6 @@
 // The paper's learning-rate schedule: lr = factor · d^-0.5 · min(s^-0.5, s · warmup^-1.5), with
 // s = step + 1: linear warm-up to the peak d^-0.5 · warmup^-0.5 at s = warmup, then 1/√s. It is
-// the translation model's default and any trainer's --lr-schedule noam (train/schedule.h).
+// the translation model's --lr-schedule noam, as any trainer's (train/schedule.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +12,7 @@ namespace {
 
 TEST(TranslationSchedule, NoamIsThePapersFormula) {
   TranslationOptions o;
-  o.model.n_embd = 512, o.warmup = 4000, o.lr = 1.0f;
+  o.lr_schedule = LrShape::kNoam, o.model.n_embd = 512, o.warmup = 4000, o.lr = 1.0f;
   const LRSchedule lr = o.schedule(o.model.n_embd);
   const double peak = std::pow(512.0, -0.5) * std::pow(4000.0, -0.5);  // 6.9877e-4
   EXPECT_NEAR(lr.at(3999), peak, 1e-9);

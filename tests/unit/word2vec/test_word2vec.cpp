@@ -279,6 +279,15 @@ TEST(Word2VecAnalogy, EvaluatesLikeGensim) {
   testing::write_file(dir / "nosection.txt", "a b c d\n");
   EXPECT_EQ(testing::error_message([&] { evaluate_analogies(index, dir / "nosection.txt"); }),
             (dir / "nosection.txt").string() + ": line 1: a question before any ': section' line");
+  // No question at all is an error, not a report of zeros; a byte-order mark is skipped.
+  testing::write_file(dir / "empty.txt", "");
+  testing::write_file(dir / "broken.txt", ": capitals\nfrance paris\n");
+  for (const char* f : {"empty.txt", "broken.txt"})
+    EXPECT_NE(testing::error_message([&] { evaluate_analogies(index, dir / f); }).find(": holds no analogy question"),
+              std::string::npos)
+        << f;
+  testing::write_file(dir / "bom.txt", "\xEF\xBB\xBF: capitals\ngermany berlin france paris\n");
+  EXPECT_EQ(evaluate_analogies(index, dir / "bom.txt").total.correct, 1);
 }
 
 }  // namespace
