@@ -187,6 +187,20 @@ POTOP_AVX2 inline void nibbles(const uint8_t* qs, __m128i& lo, __m128i& hi) {
   hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);
 }
 
+// Block b of a q8_0 or q4_0 row: its 32 weights as int8 in two registers (0-15, 16-31), and
+// its scale.
+POTOP_AVX2 inline float load_block(QuantType type, const void* row, int b, __m128i& w0, __m128i& w1) {
+  if (type == QuantType::kQ8_0) {
+    const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
+    w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
+    w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16));
+    return _cvtsh_ss(blk.d);
+  }
+  const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
+  nibbles(blk.qs, w0, w1);
+  return _cvtsh_ss(blk.d);
+}
+
 POTOP_AVX2 float dot_avx2(QuantType type, const void* row, const float* x, int K) {
   __m256 acc = _mm256_setzero_ps();
   if (type == QuantType::kF16) {
@@ -202,18 +216,8 @@ POTOP_AVX2 float dot_avx2(QuantType type, const void* row, const float* x, int K
   for (int b = 0; b < K / kQuantBlock; ++b) {
     const float* v = x + b * kQuantBlock;
     __m128i w0, w1;
-    uint16_t d;
-    if (type == QuantType::kQ8_0) {
-      const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-      w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
-      w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16));
-      d = blk.d;
-    } else {
-      const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
-      nibbles(blk.qs, w0, w1);
-      d = blk.d;
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(d)), block_products8(w0, w1, v), acc);
+    const float d = load_block(type, row, b, w0, w1);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), block_products8(w0, w1, v), acc);
   }
   return sum8(acc);
 }
@@ -252,19 +256,9 @@ POTOP_AVX512 float dot_avx512(QuantType type, const void* row, const float* x, i
   for (int b = 0; b < K / kQuantBlock; ++b) {
     const float* v = x + b * kQuantBlock;
     __m128i w0, w1;
-    uint16_t d;
-    if (type == QuantType::kQ8_0) {
-      const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-      w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
-      w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16));
-      d = blk.d;
-    } else {
-      const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
-      nibbles(blk.qs, w0, w1);
-      d = blk.d;
-    }
+    const float d = load_block(type, row, b, w0, w1);
     const __m512 s = _mm512_fmadd_ps(widen16(w1), _mm512_loadu_ps(v + 16), _mm512_mul_ps(widen16(w0), _mm512_loadu_ps(v)));
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(d)), s, acc);
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(d), s, acc);
   }
   return sum16(acc);
 }
