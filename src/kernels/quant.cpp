@@ -289,7 +289,9 @@ DotKernel best_kernel() {
 
 bool quant_isa_available(QuantIsa isa) {
   __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  // Every CPU with AVX2 has F16C (Intel since Ivy Bridge, AMD since Piledriver, both earlier than
+  // their AVX2), and clang's __builtin_cpu_supports does not know "f16c".
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   switch (isa) {
     case QuantIsa::kScalar: return true;
     case QuantIsa::kAvx2: return avx2;
