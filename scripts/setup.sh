@@ -56,6 +56,8 @@ test_packages=(
   wordnet-base bible-kjv bible-kjv-text fortunes-min fortunes
   # the PyTorch fine-tuning reference (scripts/torch_classify.py) reads potop's tokenizer.model
   python3-sentencepiece
+  # a process's own peak memory (bench/quant.py): a child forked by Python starts with Python's
+  time
 )
 if [ "$all" = 1 ]; then packages+=("${test_packages[@]}"); fi
 if [ "$list" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
@@ -85,4 +87,7 @@ if [ "$all" = 1 ]; then
   # (OpenAI's Node SDK, the Vercel AI SDK, LangChain): the versions pinned in tests/clients.
   (cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)
   (cd "$(dirname "$0")/../tests/clients" && npm ci --no-audit --no-fund --silent)
+  # The real llama.cpp for the GGUF export test: node-llama-cpp's prebuilt binaries, pinned in
+  # tests/gguf (its install script would build llama.cpp when no binary fits: not wanted here).
+  (cd "$(dirname "$0")/../tests/gguf" && npm ci --no-audit --no-fund --silent --ignore-scripts)
 fi

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "checkpoint/train_state.h"
@@ -28,6 +29,17 @@ const ModelKind& kind_named(const std::string& name, const std::string& where, c
   const ModelKind& kind = *found;
   if (!wanted.empty() && kind.name != wanted) throw wrong_kind(where, kind, model_kind(wanted).noun);
   return kind;
+}
+
+// Whether the file starts as a GGUF file does (its magic, "GGUF"), or is named like one.
+bool is_gguf_file(const fs::path& path) {
+  if (path.extension() == ".gguf") return true;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  const bool gguf = std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+  std::fclose(f);
+  return gguf;
 }
 
 int vocab_size_of(const nlohmann::json& config) { return config.value("vocab_size", 0); }
@@ -104,6 +116,12 @@ std::string describe_checkpoint(const Metadata& metadata) {
   } else {
     s += ", not evaluated";
   }
+  try {
+    const std::string quantized = read_quantization(metadata, "metadata");
+    if (!quantized.empty()) s += ", " + quantized + " (potop quantize)";
+  } catch (const Error&) {
+    s += ", bad quantization metadata";  // loading it says what is wrong
+  }
   return s;
 }
 
@@ -161,7 +179,12 @@ void save_model_files(const fs::path& dir, const std::string& kind, const nlohma
 
 nlohmann::json read_config_json(const fs::path& dir) {
   if (!fs::exists(dir)) throw Error(dir.string() + ": model directory does not exist");
-  if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (expected a model directory)");
+  if (!fs::is_directory(dir)) {
+    if (is_gguf_file(dir))
+      throw Error(dir.string() + ": a GGUF file, which potop export writes for llama.cpp; potop loads its own model "
+                  "directories and .safetensors files");
+    throw Error(dir.string() + ": not a directory (expected a model directory)");
+  }
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory?)");
   const nlohmann::json j = read_json_file(config_path);

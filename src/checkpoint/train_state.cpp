@@ -154,6 +154,7 @@ TrainState read_train_state(const SafetensorsFile& file) {
 }
 
 void load_train_state_tensors(const SafetensorsFile& file, ParameterSet& params, const std::vector<TensorGroup>& groups) {
+  refuse_quantized(file.metadata(), file.path(), "resuming training");
   load_weights(file, params);
   load_group_tensors(file, params.layout(), groups);
 }

@@ -1,6 +1,8 @@
 #include "checkpoint/weights.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -16,6 +18,35 @@ constexpr const char* kTokenizerKey = "potop.tokenizer";
 constexpr const char* kVocabHashKey = "potop.vocab_hash";
 constexpr const char* kGroupsKey = "potop.tensor_groups";
 constexpr const char* kStateKind = "train_state";
+constexpr const char* kQuantizedKey = "potop.quantized";
+
+// The tensors a file holds quantized, and in which type: {} for a file of floats.
+std::map<std::string, QuantType> quantized_tensors(const Metadata& metadata, const std::string& path) {
+  std::map<std::string, QuantType> out;
+  const auto text = metadata.find(kQuantizedKey);
+  if (text == metadata.end()) return out;
+  const nlohmann::json j = nlohmann::json::parse(text->second, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw Error(path + ": metadata '" + kQuantizedKey + "' is not a JSON object");
+  for (const auto& [name, type] : j.items()) {
+    if (!type.is_string()) throw Error(path + ": metadata '" + kQuantizedKey + "': '" + name + "' is not a string");
+    try {
+      out[name] = parse_quant_type(type.get<std::string>(), name);
+    } catch (const Error& e) {
+      throw Error(path + ": metadata '" + kQuantizedKey + "': " + e.what());
+    }
+  }
+  return out;
+}
+std::map<std::string, QuantType> quantized_tensors(const SafetensorsFile& file) {
+  return quantized_tensors(file.metadata(), file.path());
+}
+
+// How a quantized matrix W (in K, out N) is stored: Wᵀ's N rows, as F16 values (N, K) or as the
+// bytes of N rows of blocks (N, row bytes).
+Dtype quantized_dtype(QuantType type) { return type == QuantType::kF16 ? Dtype::F16 : Dtype::U8; }
+Shape quantized_shape(QuantType type, int N, int K) {
+  return {N, type == QuantType::kF16 ? K : static_cast<int64_t>(quant_row_bytes(type, K))};
+}
 
 // The group prefixes a file declares. A training state written before potop.tensor_groups
 // existed (state version 1) holds AdamW's moments.
@@ -34,16 +65,30 @@ std::vector<std::string> declared_groups(const SafetensorsFile& file) {
   return prefixes;
 }
 
-void require_tensor(const SafetensorsFile& file, const std::string& name, const Shape& shape) {
+void require_tensor(const SafetensorsFile& file, const std::string& name, const Shape& shape, Dtype dtype = Dtype::F32,
+                    const std::string& as = "") {
   const std::string& path = file.path();
   if (!file.has(name))
     throw Error(path + ": tensor '" + name + "' is missing (the checkpoint does not match config.json)");
   const SafetensorsInfo& info = file.info(name);
-  if (info.dtype != Dtype::F32)
-    throw Error(path + ": tensor '" + name + "' is " + dtype_name(info.dtype) + ", expected F32");
+  if (info.dtype != dtype)
+    throw Error(path + ": tensor '" + name + "' is " + dtype_name(info.dtype) + ", expected " + dtype_name(dtype) + as);
   if (info.shape != shape)
     throw Error(path + ": tensor '" + name + "' has shape " + shape_string(info.shape) + " in the file, but " +
-                shape_string(shape) + " is expected (the checkpoint does not match config.json)");
+                shape_string(shape) + " is expected" + as + " (the checkpoint does not match config.json)");
+}
+
+// Checks one tensor: F32 in the layout's shape, or quantized as the file's metadata says.
+void require_spec(const SafetensorsFile& file, const TensorSpec& spec, const std::map<std::string, QuantType>& quantized) {
+  const auto q = quantized.find(spec.name);
+  if (q == quantized.end()) return require_tensor(file, spec.name, spec.shape);
+  if (!spec.matrix) throw Error(file.path() + ": tensor '" + spec.name + "' is quantized, but it is not a matrix potop quantizes");
+  const int K = static_cast<int>(spec.shape[0]), N = static_cast<int>(spec.shape[1]);
+  if (!quant_row_fits(q->second, K))
+    throw Error(file.path() + ": tensor '" + spec.name + "' is " + to_string(q->second) + ", but its " + std::to_string(K) +
+                " inputs are not a multiple of " + std::to_string(kQuantBlock));
+  require_tensor(file, spec.name, quantized_shape(q->second, N, K), quantized_dtype(q->second),
+                 " for " + to_string(q->second));
 }
 
 }  // namespace
@@ -56,8 +101,19 @@ void save_weights(const fs::path& path, const ParameterSet& params, const ModelH
   names.reserve(groups.size() * specs.size());
   for (const TensorGroup& g : groups)
     for (const TensorSpec& spec : specs) names.push_back(g.prefix + spec.name);
+  POTOP_CHECK(groups.empty() || !params.any_quantized(), "a training state holds no quantized weights");
   std::vector<SafetensorsEntry> entries;
-  for (const TensorSpec& spec : specs) entries.push_back({spec.name, Dtype::F32, spec.shape, params.values().at(spec)});
+  nlohmann::json quantized = nlohmann::json::object();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& spec = specs[i];
+    if (const QuantizedMatrix* q = params.quantized(static_cast<ParamId>(i))) {
+      entries.push_back({spec.name, quantized_dtype(q->type), quantized_shape(q->type, q->rows, q->cols), q->data.data()});
+      quantized[spec.name] = to_string(q->type);
+    } else {
+      entries.push_back({spec.name, Dtype::F32, spec.shape, params.values().at(spec)});
+    }
+  }
+  if (!quantized.empty()) metadata[kQuantizedKey] = quantized.dump();
   for (size_t g = 0; g < groups.size(); ++g)
     for (size_t i = 0; i < specs.size(); ++i)
       entries.push_back({names[g * specs.size() + i], Dtype::F32, specs[i].shape, groups[g].arena->at(specs[i])});
@@ -77,8 +133,11 @@ void save_weights(const fs::path& path, const ParameterSet& params, const ModelH
 void check_weights(const SafetensorsFile& file, const Layout& layout) {
   std::set<std::string> expected;
   const std::vector<std::string> groups = declared_groups(file);
+  const std::map<std::string, QuantType> quantized = quantized_tensors(file);
+  for (const auto& [name, type] : quantized)
+    if (!layout.find(name)) throw Error(file.path() + ": metadata '" + kQuantizedKey + "' names no tensor of the model: '" + name + "'");
   for (const TensorSpec& spec : layout.specs()) {
-    require_tensor(file, spec.name, spec.shape);
+    require_spec(file, spec, quantized);
     expected.insert(spec.name);
     for (const std::string& prefix : groups) expected.insert(prefix + spec.name);
   }
@@ -89,8 +148,37 @@ void check_weights(const SafetensorsFile& file, const Layout& layout) {
 
 void load_weights(const SafetensorsFile& file, ParameterSet& params) {
   check_weights(file, params.layout());
-  for (const TensorSpec& spec : params.layout().specs())
-    file.copy_f32_into(spec.name, params.values().at(spec), spec.shape);
+  const std::map<std::string, QuantType> quantized = quantized_tensors(file);
+  const auto& specs = params.layout().specs();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& spec = specs[i];
+    const auto q = quantized.find(spec.name);
+    if (q == quantized.end()) {
+      file.copy_f32_into(spec.name, params.values().at(spec), spec.shape);
+      continue;
+    }
+    QuantizedMatrix m{q->second, static_cast<int>(spec.shape[1]), static_cast<int>(spec.shape[0]), {}};
+    const std::span<const std::byte> bytes = file.bytes(spec.name);
+    m.data.resize(bytes.size());
+    std::memcpy(m.data.data(), bytes.data(), bytes.size());
+    params.set_quantized(static_cast<ParamId>(i), std::move(m));
+  }
+}
+
+std::string read_quantization(const Metadata& metadata, const std::string& path) {
+  std::vector<std::string> types;
+  for (const auto& [name, type] : quantized_tensors(metadata, path))
+    if (std::find(types.begin(), types.end(), to_string(type)) == types.end()) types.push_back(to_string(type));
+  std::string out;
+  for (const std::string& t : types) out += (out.empty() ? "" : "+") + t;
+  return out;
+}
+
+void refuse_quantized(const Metadata& metadata, const std::string& where, const std::string& what) {
+  const auto it = metadata.find(kQuantizedKey);
+  if (it == metadata.end()) return;
+  throw Error(where + ": is a quantized model, for inference only; " + what +
+              " needs its float weights (use the model it was quantized from)");
 }
 
 void load_group_tensors(const SafetensorsFile& file, const Layout& layout, const std::vector<TensorGroup>& groups) {

@@ -49,6 +49,17 @@ void load_weights(const SafetensorsFile& file, ParameterSet& params);
 // Copies the tensors of each group (present, checked) into its arena.
 void load_group_tensors(const SafetensorsFile& file, const Layout& layout, const std::vector<TensorGroup>& groups);
 
+// Quantized models (potop quantize): the matrices listed in the metadata key potop.quantized
+// ({"h.0.mlp.c_fc.weight": "q8_0", ...}) are stored as Wᵀ's rows — F16 (out, in) for f16, the
+// bytes of llama.cpp's blocks U8 (out, row bytes) for q8_0 and q4_0 — and load as the
+// parameter set's QuantizedMatrix; save_weights writes a set's quantized matrices that way.
+// "q8_0" (or "q8_0+f16"), "" for a file of floats.
+// `path` names the file in errors.
+std::string read_quantization(const Metadata& metadata, const std::string& path);
+// Throws "<where>: is a quantized model, for inference only; <what> needs its float weights ..."
+// when the metadata is a quantized file's: training, fine-tuning and resuming refuse one.
+void refuse_quantized(const Metadata& metadata, const std::string& where, const std::string& what);
+
 // The header's parts read back; each absent key gives an empty value.
 std::string read_model_kind(const SafetensorsFile& file);                       // "" when absent
 nlohmann::json read_model_config(const SafetensorsFile& file);                  // null when absent

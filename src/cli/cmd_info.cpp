@@ -95,6 +95,7 @@ Run add_info(CLI::App& app) {
                                   {"checkpoints", checkpoints},
                                   {"default_checkpoint", default_choice}};
       if (has_languages) out["source"] = files.files["source"], out["target"] = files.files["target"];
+      if (files.files.contains("quantized")) out["quantized"] = files.files["quantized"];
       std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return 0;
     }
@@ -102,6 +103,9 @@ Run add_info(CLI::App& app) {
     if (has_languages)
       std::printf("translates: %s -> %s\n", files.files.value("source", "?").c_str(), files.files.value("target", "?").c_str());
     std::printf("parameters: %zu (%s as float32)\n", parameters, format_bytes(parameters * sizeof(float)).c_str());
+    if (files.files.contains("quantized") && files.files["quantized"].is_string())
+      std::printf("quantized: %s (potop quantize: attention and feed-forward matrices; for inference only)\n",
+                  files.files["quantized"].get<std::string>().c_str());
     std::printf("tokenizer: %s, %d tokens\n", files.tokenizer->kind().c_str(), files.tokenizer->size());
     const nlohmann::json& t = files.training;
     if (t.is_object() && t.contains("data"))

@@ -29,5 +29,7 @@ Run add_translate(CLI::App& app);
 Run add_word2vec(CLI::App& app);
 Run add_classify(CLI::App& app);
 Run add_bert(CLI::App& app);
+Run add_export(CLI::App& app);
+Run add_quantize(CLI::App& app);
 
 }  // namespace potop::cli

@@ -5,12 +5,15 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "core/error.h"
 
 namespace potop {
 
 namespace {
 constexpr size_t kAlignFloats = 16;  // 64 bytes
+constexpr size_t kMapBytes = size_t{1} << 20;  // blocks this large come from mmap
 }
 
 std::string shape_string(const Shape& shape) {
@@ -43,11 +46,25 @@ size_t Layout::count() const {
   return n;
 }
 
-void Arena::Free::operator()(float* p) const { std::free(p); }
+void Layout::mark_matrix(size_t index) {
+  POTOP_CHECK(index < specs_.size() && specs_[index].shape.size() == 2, "only a 2-D tensor is a matrix");
+  specs_[index].matrix = true;
+}
+
+void ArenaFree::operator()(float* p) const {
+  if (mapped_bytes) munmap(p, mapped_bytes);
+  else std::free(p);
+}
 
 Arena::Arena(const Layout& layout) : floats_(layout.total_floats()) {
   size_t bytes = std::max<size_t>(floats_, kAlignFloats) * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
+  if (bytes >= kMapBytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    block_ = std::unique_ptr<float, ArenaFree>(static_cast<float*>(p), ArenaFree{bytes});  // zero-filled, page-aligned
+    return;
+  }
   auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
   if (!p) throw std::bad_alloc();
   block_.reset(p);

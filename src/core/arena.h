@@ -33,6 +33,9 @@ struct TensorSpec {
   // embeddings do; biases and LayerNorm gains do not). Stored here, never guessed from the name.
   TensorInit init{};
   bool decay = false;
+  // The (in, out) weight of a linear map x·W (attention and feed-forward projections): the
+  // tensors `potop quantize` may store quantized, as rows of W's transpose (kernels/quant.h).
+  bool matrix = false;
 };
 
 class Layout {
@@ -40,6 +43,8 @@ class Layout {
   // Adds a tensor and returns its index. Every tensor starts on a 64-byte boundary so SIMD
   // loads never straddle two tensors' cache lines.
   size_t add(const std::string& name, const Shape& shape, TensorInit init = {}, bool decay = false);
+  // Marks tensor `index` as a linear map's (in, out) weight (TensorSpec::matrix).
+  void mark_matrix(size_t index);
   const std::vector<TensorSpec>& specs() const { return specs_; }
   const TensorSpec* find(const std::string& name) const;
   size_t total_floats() const { return total_; }
@@ -51,6 +56,14 @@ class Layout {
   std::vector<TensorSpec> specs_;
   std::unordered_map<std::string, size_t> index_;
   size_t total_ = 0;
+};
+
+// How an Arena's block goes back. Large blocks are mapped from the kernel, which zeroes a page
+// when it is first touched: a tensor nothing writes (a quantized model's float copy of a
+// quantized matrix) costs no memory.
+struct ArenaFree {
+  size_t mapped_bytes = 0;  // 0: from aligned_alloc
+  void operator()(float* p) const;
 };
 
 class Arena {
@@ -66,8 +79,7 @@ class Arena {
   void zero();
 
  private:
-  struct Free { void operator()(float* p) const; };
-  std::unique_ptr<float, Free> block_;
+  std::unique_ptr<float, ArenaFree> block_;
   size_t floats_ = 0;
 };
 

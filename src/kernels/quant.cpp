@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "core/error.h"
+#include "core/scratch.h"
+#include "kernels/gemm.h"
 
 namespace potop {
 
@@ -70,12 +74,15 @@ size_t quant_row_bytes(QuantType type, int K) {
 }
 
 // llama.cpp's reference quantizers (ggml quantize_row_q8_0_ref, quantize_row_q4_0_ref): the scale
-// is computed in f32 and stored as f16; the weights are rounded with the f32 scale.
+// is computed in f32 and stored as f16; the weights are rounded with the f32 scale. Blocks are
+// written and read through byte pointers: a row may start at any address (blocks are 34 and 18
+// bytes), and an f16 at an odd one.
 void quantize_row(QuantType type, const float* x, int K, void* out) {
   (void)quant_row_bytes(type, K);  // checks K
+  auto* o = static_cast<unsigned char*>(out);
+  auto put16 = [](unsigned char* p, uint16_t h) { std::memcpy(p, &h, 2); };
   if (type == QuantType::kF16) {
-    auto* h = static_cast<uint16_t*>(out);
-    for (int k = 0; k < K; ++k) h[k] = f32_to_f16(x[k]);
+    for (int k = 0; k < K; ++k) put16(o + 2 * static_cast<size_t>(k), f32_to_f16(x[k]));
     return;
   }
   for (int b = 0; b < K / kQuantBlock; ++b) {
@@ -84,9 +91,9 @@ void quantize_row(QuantType type, const float* x, int K, void* out) {
       float amax = 0.0f;
       for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
       const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-      BlockQ8_0& blk = static_cast<BlockQ8_0*>(out)[b];
-      blk.d = f32_to_f16(d);
-      for (int j = 0; j < kQuantBlock; ++j) blk.qs[j] = static_cast<int8_t>(std::round(v[j] * id));
+      unsigned char* blk = o + b * sizeof(BlockQ8_0);
+      put16(blk, f32_to_f16(d));
+      for (int j = 0; j < kQuantBlock; ++j) blk[2 + j] = static_cast<unsigned char>(static_cast<int8_t>(std::round(v[j] * id)));
     } else {
       // The weight of largest magnitude, with its sign, maps to -8: the scale is negative when it
       // is positive, so that the range [-8, 7] covers the block as tightly as it can.
@@ -94,12 +101,12 @@ void quantize_row(QuantType type, const float* x, int K, void* out) {
       for (int j = 0; j < kQuantBlock; ++j)
         if (amax < std::fabs(v[j])) amax = std::fabs(v[j]), max = v[j];
       const float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-      BlockQ4_0& blk = static_cast<BlockQ4_0*>(out)[b];
-      blk.d = f32_to_f16(d);
+      unsigned char* blk = o + b * sizeof(BlockQ4_0);
+      put16(blk, f32_to_f16(d));
       for (int j = 0; j < kQuantBlock / 2; ++j) {
         const int lo = std::min(15, static_cast<int>(static_cast<int8_t>(v[j] * id + 8.5f)));
         const int hi = std::min(15, static_cast<int>(static_cast<int8_t>(v[j + kQuantBlock / 2] * id + 8.5f)));
-        blk.qs[j] = static_cast<uint8_t>(lo | (hi << 4));
+        blk[2 + j] = static_cast<unsigned char>(lo | (hi << 4));
       }
     }
   }
@@ -107,23 +114,28 @@ void quantize_row(QuantType type, const float* x, int K, void* out) {
 
 void dequantize_row(QuantType type, const void* row, int K, float* out) {
   (void)quant_row_bytes(type, K);
+  const auto* r = static_cast<const unsigned char*>(row);
+  auto get16 = [](const unsigned char* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return f16_to_f32(h);
+  };
   if (type == QuantType::kF16) {
-    const auto* h = static_cast<const uint16_t*>(row);
-    for (int k = 0; k < K; ++k) out[k] = f16_to_f32(h[k]);
+    for (int k = 0; k < K; ++k) out[k] = get16(r + 2 * static_cast<size_t>(k));
     return;
   }
   for (int b = 0; b < K / kQuantBlock; ++b) {
     float* o = out + b * kQuantBlock;
     if (type == QuantType::kQ8_0) {
-      const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-      const float d = f16_to_f32(blk.d);
-      for (int j = 0; j < kQuantBlock; ++j) o[j] = d * blk.qs[j];
+      const unsigned char* blk = r + b * sizeof(BlockQ8_0);
+      const float d = get16(blk);
+      for (int j = 0; j < kQuantBlock; ++j) o[j] = d * static_cast<int8_t>(blk[2 + j]);
     } else {
-      const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
-      const float d = f16_to_f32(blk.d);
+      const unsigned char* blk = r + b * sizeof(BlockQ4_0);
+      const float d = get16(blk);
       for (int j = 0; j < kQuantBlock / 2; ++j) {
-        o[j] = d * ((blk.qs[j] & 0x0F) - 8);
-        o[j + kQuantBlock / 2] = d * ((blk.qs[j] >> 4) - 8);
+        o[j] = d * ((blk[2 + j] & 0x0F) - 8);
+        o[j + kQuantBlock / 2] = d * ((blk[2 + j] >> 4) - 8);
       }
     }
   }
@@ -131,46 +143,22 @@ void dequantize_row(QuantType type, const void* row, int K, float* out) {
 
 namespace {
 
-// ---- Scalar: the reference the vector kernels are tested against, and the fallback.
-float dot_scalar(QuantType type, const void* row, const float* x, int K) {
+// ======== f16: f16 weights times f32 x, in float.
+
+float dot_f16_scalar(const void* row, const float* x, int K) {
+  const auto* h = static_cast<const unsigned char*>(row);
   float sum = 0.0f;
-  if (type == QuantType::kF16) {
-    const auto* h = static_cast<const uint16_t*>(row);
-    for (int k = 0; k < K; ++k) sum += f16_to_f32(h[k]) * x[k];
-    return sum;
-  }
-  for (int b = 0; b < K / kQuantBlock; ++b) {
-    const float* v = x + b * kQuantBlock;
-    float s = 0.0f;
-    uint16_t d;
-    if (type == QuantType::kQ8_0) {
-      const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-      for (int j = 0; j < kQuantBlock; ++j) s += blk.qs[j] * v[j];
-      d = blk.d;
-    } else {
-      const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
-      for (int j = 0; j < kQuantBlock / 2; ++j)
-        s += ((blk.qs[j] & 0x0F) - 8) * v[j] + ((blk.qs[j] >> 4) - 8) * v[j + kQuantBlock / 2];
-      d = blk.d;
-    }
-    sum += f16_to_f32(d) * s;
+  for (int k = 0; k < K; ++k) {
+    uint16_t w;
+    std::memcpy(&w, h + 2 * static_cast<size_t>(k), 2);
+    sum += f16_to_f32(w) * x[k];
   }
   return sum;
 }
 
-// ---- AVX2 (with FMA and F16C): eight lanes. Each block's 32 products are summed in one
-// register, then scaled by the block's d into the accumulator.
 #define POTOP_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-POTOP_AVX2 inline __m256 widen8(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
-
-// Σ over 32 weights given as two registers of 16 int8 (weights 0-15, 16-31).
-POTOP_AVX2 inline __m256 block_products8(__m128i w0, __m128i w1, const float* v) {
-  __m256 s = _mm256_mul_ps(widen8(w0), _mm256_loadu_ps(v));
-  s = _mm256_fmadd_ps(widen8(_mm_srli_si128(w0, 8)), _mm256_loadu_ps(v + 8), s);
-  s = _mm256_fmadd_ps(widen8(w1), _mm256_loadu_ps(v + 16), s);
-  return _mm256_fmadd_ps(widen8(_mm_srli_si128(w1, 8)), _mm256_loadu_ps(v + 24), s);
-}
+#define POTOP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define POTOP_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 POTOP_AVX2 inline float sum8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -179,59 +167,27 @@ POTOP_AVX2 inline float sum8(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// The low and high nibbles of 16 bytes, each less 8: weights 0-15 and 16-31 of a q4_0 block.
-POTOP_AVX2 inline void nibbles(const uint8_t* qs, __m128i& lo, __m128i& hi) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
-  lo = _mm_sub_epi8(_mm_and_si128(raw, mask), eight);
-  hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);
+POTOP_AVX2 inline float load_f16(const unsigned char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
 }
 
-// Block b of a q8_0 or q4_0 row: its 32 weights as int8 in two registers (0-15, 16-31), and
-// its scale.
-POTOP_AVX2 inline float load_block(QuantType type, const void* row, int b, __m128i& w0, __m128i& w1) {
-  if (type == QuantType::kQ8_0) {
-    const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-    w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
-    w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16));
-    return _cvtsh_ss(blk.d);
-  }
-  const BlockQ4_0& blk = static_cast<const BlockQ4_0*>(row)[b];
-  nibbles(blk.qs, w0, w1);
-  return _cvtsh_ss(blk.d);
-}
-
-POTOP_AVX2 float dot_avx2(QuantType type, const void* row, const float* x, int K) {
+POTOP_AVX2 float dot_f16_avx2(const void* row, const float* x, int K) {
+  const auto* h = static_cast<const unsigned char*>(row);
   __m256 acc = _mm256_setzero_ps();
-  if (type == QuantType::kF16) {
-    const auto* h = static_cast<const uint16_t*>(row);
-    int k = 0;
-    for (; k + 8 <= K; k += 8)
-      acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + k))),
-                            _mm256_loadu_ps(x + k), acc);
-    float sum = sum8(acc);
-    for (; k < K; ++k) sum += _cvtsh_ss(h[k]) * x[k];
-    return sum;
-  }
-  for (int b = 0; b < K / kQuantBlock; ++b) {
-    const float* v = x + b * kQuantBlock;
-    __m128i w0, w1;
-    const float d = load_block(type, row, b, w0, w1);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), block_products8(w0, w1, v), acc);
-  }
-  return sum8(acc);
+  int k = 0;
+  for (; k + 8 <= K; k += 8)
+    acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 2 * k))),
+                          _mm256_loadu_ps(x + k), acc);
+  float sum = sum8(acc);
+  for (; k < K; ++k) sum += load_f16(h + 2 * k) * x[k];
+  return sum;
 }
 
-// ---- AVX-512: sixteen lanes, one block in two multiply-adds.
-#define POTOP_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
-
-// The zero-masked forms of the conversions: g++ 12 warns that the plain ones' "undefined" source
-// operand may be used uninitialized (GCC bug 105593), and CI builds with -Werror.
+// The zero-masked forms of some AVX-512 intrinsics: g++ 12 warns that the plain ones' "undefined"
+// source operand may be used uninitialized (GCC bug 105593), and CI builds with -Werror.
 constexpr __mmask16 kAll16 = 0xFFFF;
-
-POTOP_AVX512 inline __m512 widen16(__m128i bytes) {
-  return _mm512_maskz_cvtepi32_ps(kAll16, _mm512_maskz_cvtepi8_epi32(kAll16, bytes));
-}
 
 POTOP_AVX512 inline float sum16(__m512 v) {
   alignas(64) float lanes[16];
@@ -241,48 +197,479 @@ POTOP_AVX512 inline float sum16(__m512 v) {
   return s;
 }
 
-POTOP_AVX512 float dot_avx512(QuantType type, const void* row, const float* x, int K) {
+POTOP_AVX512 float dot_f16_avx512(const void* row, const float* x, int K) {
+  const auto* h = static_cast<const unsigned char*>(row);
   __m512 acc = _mm512_setzero_ps();
-  if (type == QuantType::kF16) {
-    const auto* h = static_cast<const uint16_t*>(row);
-    int k = 0;
-    for (; k + 16 <= K; k += 16)
-      acc = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + k))),
-                            _mm512_loadu_ps(x + k), acc);
-    float sum = sum16(acc);
-    for (; k < K; ++k) sum += _cvtsh_ss(h[k]) * x[k];
-    return sum;
-  }
-  for (int b = 0; b < K / kQuantBlock; ++b) {
-    const float* v = x + b * kQuantBlock;
-    __m128i w0, w1;
-    const float d = load_block(type, row, b, w0, w1);
-    const __m512 s = _mm512_fmadd_ps(widen16(w1), _mm512_loadu_ps(v + 16), _mm512_mul_ps(widen16(w0), _mm512_loadu_ps(v)));
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(d), s, acc);
-  }
-  return sum16(acc);
+  int k = 0;
+  for (; k + 16 <= K; k += 16)
+    acc = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 2 * k))),
+                          _mm512_loadu_ps(x + k), acc);
+  float sum = sum16(acc);
+  for (; k < K; ++k) sum += load_f16(h + 2 * k) * x[k];
+  return sum;
 }
 
-using DotKernel = float (*)(QuantType, const void*, const float*, int);
+// ======== q8_0 and q4_0: quantized activations, integer block sums, one float FMA per block.
+//
+// Blocks are read through byte pointers (memcpy and unaligned loads): 34- and 18-byte blocks
+// sit at any alignment.
+
+constexpr size_t kQ8Bytes = sizeof(BlockQ8_0), kQ4Bytes = sizeof(BlockQ4_0);
+constexpr size_t block_bytes(QuantType t) { return t == QuantType::kQ8_0 ? kQ8Bytes : kQ4Bytes; }
+
+// Activations quantized for the integer kernels: M rows of K, row m at q + m·K, d + m·nb, s + m·nb.
+struct QX {
+  const int8_t* q;
+  const float* d;
+  const int32_t* s;
+};
+
+// The clamp before the conversion keeps a NaN or infinite x from an undefined float-to-int cast;
+// written as _mm256_max_ps / _mm256_min_ps behave (a NaN gives the second operand).
+inline float clamp127(float t) {
+  t = t > -127.0f ? t : -127.0f;
+  return t < 127.0f ? t : 127.0f;
+}
+
+void quantize_x_scalar(const float* x, int K, int8_t* q, float* d, int32_t* sum) {
+  for (int b = 0; b < K / kQuantBlock; ++b) {
+    const float* v = x + b * kQuantBlock;
+    float amax = 0.0f;
+    for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    d[b] = amax / 127.0f;
+    int32_t s = 0;
+    for (int j = 0; j < kQuantBlock; ++j) {
+      const int qj = static_cast<int>(std::nearbyint(clamp127(v[j] * id)));  // ties to even
+      q[b * kQuantBlock + j] = static_cast<int8_t>(qj);
+      s += qj;
+    }
+    sum[b] = s;
+  }
+}
+
+POTOP_AVX2 inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// x · id clamped and rounded to nearest even, as int32.
+POTOP_AVX2 inline __m256i to_q(__m256 v, __m256 id) {
+  const __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v, id), _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+  return _mm256_cvtps_epi32(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// The same values as quantize_x_scalar: the maximum is exact, the products are the same float
+// products, and the rounding is the same (to nearest even).
+POTOP_AVX2 void quantize_x_avx2(const float* x, int K, int8_t* q, float* d, int32_t* sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int b = 0; b < K / kQuantBlock; ++b) {
+    const float* v = x + b * kQuantBlock;
+    __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8), v2 = _mm256_loadu_ps(v + 16), v3 = _mm256_loadu_ps(v + 24);
+    __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                             _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    d[b] = amax / 127.0f;
+    const __m256 mul = _mm256_set1_ps(id);
+    const __m256i i0 = to_q(v0, mul), i1 = to_q(v1, mul), i2 = to_q(v2, mul), i3 = to_q(v3, mul);
+    sum[b] = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+    // int32 -> int8 (no saturation: |q| <= 127); the packs interleave 128-bit lanes, the
+    // permutation puts them back in order.
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kQuantBlock),
+                        _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+}
+
+// ---- Scalar: the reference, and the fallback.
+
+int32_t block_sum_scalar(QuantType type, const unsigned char* blk, const int8_t* qx) {
+  int32_t s = 0;
+  if (type == QuantType::kQ8_0) {
+    const auto* w = reinterpret_cast<const int8_t*>(blk + 2);
+    for (int j = 0; j < kQuantBlock; ++j) s += w[j] * qx[j];
+  } else {
+    const unsigned char* w = blk + 2;
+    for (int j = 0; j < kQuantBlock / 2; ++j) s += ((w[j] & 0x0F) - 8) * qx[j] + ((w[j] >> 4) - 8) * qx[j + kQuantBlock / 2];
+  }
+  return s;
+}
+
+float f16_at(const unsigned char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return f16_to_f32(h);
+}
+
+// The canonical float sum (see quant.h), which every ISA reproduces.
+float row_dot_scalar(QuantType type, const unsigned char* row, const int8_t* qx, const float* dx, const int32_t*, int nb) {
+  const size_t bb = block_bytes(type);
+  float lane[8] = {};
+  for (int b0 = 0; b0 < nb; b0 += 8)
+    for (int l = 0; l < 8; ++l) {
+      const int b = b0 + l;
+      const float scale = b < nb ? f16_at(row + b * bb) * dx[b] : 0.0f;
+      const int32_t s = b < nb ? block_sum_scalar(type, row + b * bb, qx + b * kQuantBlock) : 0;
+      lane[l] = std::fma(scale, static_cast<float>(s), lane[l]);
+    }
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+// ---- AVX2: one block per 256-bit register.
+
+// Eight int32 partial sums of a block: q8_0 by llama.cpp's sign trick (|w| unsigned times x with
+// w's sign; a pair of products is at most 2·128·127 < 2^15, so maddubs never saturates); q4_0
+// with the unsigned nibbles 0..15 (the −8 is taken off afterwards, as 8 Σ q).
+POTOP_AVX2 inline __m256i block_q8_avx2(const unsigned char* blk, const int8_t* qx) {
+  const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
+}
+
+POTOP_AVX2 inline __m256i block_q4_avx2(const unsigned char* blk, const int8_t* qx) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+  const __m256i w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
+}
+
+template <QuantType T>
+POTOP_AVX2 inline __m256i block_avx2(const unsigned char* blk, const int8_t* qx) {
+  if constexpr (T == QuantType::kQ8_0)
+    return block_q8_avx2(blk, qx);
+  else
+    return block_q4_avx2(blk, qx);
+}
+
+// Eight registers of eight int32 to the eight sums, in order.
+POTOP_AVX2 inline __m256i hsum8x8(const __m256i* v) {
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i c = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, c, 0x20), _mm256_permute2x128_si256(a, c, 0x31));
+}
+
+POTOP_AVX2 inline uint16_t u16_at(const unsigned char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return h;
+}
+
+// The float step of eight blocks b..b+7 (count of them real, the rest zero): lane l +=
+// (d_w · d_x) · Σ_int.
+template <QuantType T>
+POTOP_AVX2 inline __m256 add_group(__m256 acc, __m256i sums, const unsigned char* row, const float* dx,
+                                   const int32_t* sx, int b, int count) {
+  constexpr size_t bb = block_bytes(T);
+  __m256 dxv;
+  __m128i dw;
+  if (count == 8) {
+    dxv = _mm256_loadu_ps(dx + b);
+    if constexpr (T == QuantType::kQ4_0)
+      sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sx + b)), 3));
+    const unsigned char* p = row + b * bb;
+    dw = _mm_setr_epi16(static_cast<short>(u16_at(p)), static_cast<short>(u16_at(p + bb)),
+                        static_cast<short>(u16_at(p + 2 * bb)), static_cast<short>(u16_at(p + 3 * bb)),
+                        static_cast<short>(u16_at(p + 4 * bb)), static_cast<short>(u16_at(p + 5 * bb)),
+                        static_cast<short>(u16_at(p + 6 * bb)), static_cast<short>(u16_at(p + 7 * bb)));
+  } else {
+    alignas(32) float d8[8] = {};
+    alignas(32) int32_t s8[8] = {};
+    alignas(16) uint16_t w8[8] = {};
+    for (int l = 0; l < count; ++l) {
+      d8[l] = dx[b + l];
+      s8[l] = sx[b + l];
+      w8[l] = u16_at(row + (b + l) * bb);
+    }
+    dxv = _mm256_load_ps(d8);
+    if constexpr (T == QuantType::kQ4_0)
+      sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(s8)), 3));
+    dw = _mm_load_si128(reinterpret_cast<const __m128i*>(w8));
+  }
+  return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(dw), dxv), _mm256_cvtepi32_ps(sums), acc);
+}
+
+// The blocks past the last whole group of eight, one 256-bit block at a time (AVX-512 too).
+template <QuantType T>
+POTOP_AVX2 inline __m256 tail_avx2(__m256 acc, const unsigned char* row, const int8_t* qx, const float* dx,
+                                   const int32_t* sx, int b, int nb) {
+  if (b >= nb) return acc;
+  constexpr size_t bb = block_bytes(T);
+  __m256i v[8];
+  for (int l = 0; l < 8; ++l)
+    v[l] = b + l < nb ? block_avx2<T>(row + (b + l) * bb, qx + (b + l) * kQuantBlock) : _mm256_setzero_si256();
+  return add_group<T>(acc, hsum8x8(v), row, dx, sx, b, nb - b);
+}
+
+template <QuantType T>
+POTOP_AVX2 float row_dot_avx2(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb) {
+  constexpr size_t bb = block_bytes(T);
+  __m256 acc = _mm256_setzero_ps();
+  int b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    __m256i v[8];
+    for (int l = 0; l < 8; ++l) v[l] = block_avx2<T>(row + (b + l) * bb, qx + (b + l) * kQuantBlock);
+    acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);
+  }
+  return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));
+}
+
+// ---- AVX-512: two blocks per 512-bit register (block b in the low half, b + 1 in the high).
+
+template <QuantType T>
+POTOP_AVX512 inline __m512i pair_weights(const unsigned char* blk) {
+  constexpr size_t bb = block_bytes(T);
+  if constexpr (T == QuantType::kQ8_0) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + bb + 2));
+    return _mm512_maskz_inserti64x4(0xFF, _mm512_maskz_broadcast_i64x4(0xFF, lo), hi, 1);
+  } else {
+    const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + bb + 2)),
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    // 128-bit lanes (raw_b, raw_b, raw_b+1, raw_b+1), the second and fourth shifted to their high
+    // nibbles: weights 0-15, 16-31 of block b, then of block b + 1.
+    __m512i w = _mm512_maskz_broadcast_i64x4(0xFF, raw);
+    w = _mm512_maskz_shuffle_i64x2(0xFF, w, w, _MM_SHUFFLE(1, 1, 0, 0));
+    w = _mm512_mask_srli_epi16(w, 0xFF00FF00u, w, 4);
+    return _mm512_and_si512(w, _mm512_set1_epi8(0x0F));
+  }
+}
+
+// The weights and activations of blocks b, b + 1 ready for an unsigned × signed multiply: q8_0
+// by the sign trick (|w|, and x with w's sign), q4_0 as they are.
+template <QuantType T>
+POTOP_AVX512 inline void pair_operands(const unsigned char* blk, const int8_t* qx, __m512i& w, __m512i& x) {
+  w = pair_weights<T>(blk);
+  x = _mm512_loadu_si512(qx);
+  if constexpr (T == QuantType::kQ8_0) {
+    const __mmask64 neg = _mm512_movepi8_mask(w);
+    x = _mm512_mask_sub_epi8(x, neg, _mm512_setzero_si512(), x);
+    w = _mm512_maskz_abs_epi8(~__mmask64{0}, w);
+  }
+}
+
+// Sixteen int32 partial sums of blocks b (low half) and b + 1 (high half), and the row kernel
+// over them, once for AVX-512 BW (maddubs, then madd by ones: no saturation, as in AVX2) and once
+// for VNNI (vpdpbusd, four products at a time into int32). A macro because the target attribute
+// differs.
+#define POTOP_AVX512_ROW_KERNEL(NAME, TARGET, MULTIPLY)                                                        \
+  template <QuantType T>                                                                                      \
+  TARGET inline __m512i NAME##_pair(const unsigned char* blk, const int8_t* qx) {                            \
+    __m512i w, x;                                                                                             \
+    pair_operands<T>(blk, qx, w, x);                                                                          \
+    return MULTIPLY;                                                                                          \
+  }                                                                                                           \
+  template <QuantType T>                                                                                      \
+  TARGET float NAME(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb) { \
+    constexpr size_t bb = block_bytes(T);                                                                     \
+    __m256 acc = _mm256_setzero_ps();                                                                         \
+    int b = 0;                                                                                                \
+    for (; b + 8 <= nb; b += 8) {                                                                             \
+      __m256i v[8];                                                                                           \
+      for (int l = 0; l < 4; ++l) {                                                                           \
+        const __m512i p = NAME##_pair<T>(row + (b + 2 * l) * bb, qx + (b + 2 * l) * kQuantBlock);            \
+        v[2 * l] = _mm512_maskz_extracti64x4_epi64(0xF, p, 0);                                                                 \
+        v[2 * l + 1] = _mm512_maskz_extracti64x4_epi64(0xF, p, 1);                                            \
+      }                                                                                                       \
+      acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);                                                 \
+    }                                                                                                         \
+    return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));                                                   \
+  }
+
+POTOP_AVX512_ROW_KERNEL(row_dot_avx512, POTOP_AVX512, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)))
+POTOP_AVX512_ROW_KERNEL(row_dot_avx512vnni, POTOP_AVX512VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, x))
+#undef POTOP_AVX512_ROW_KERNEL
+
+// The block kernels alone, for quant_block_sums_with.
+POTOP_AVX2 int32_t block_sums_avx2_for_test(QuantType t, const unsigned char* blk, const int8_t* q) {
+  return hsum_epi32(t == QuantType::kQ8_0 ? block_q8_avx2(blk, q) : block_q4_avx2(blk, q));
+}
+
+POTOP_AVX512 void pair_sums_avx512_store(QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
+  _mm512_storeu_si512(lanes, t == QuantType::kQ8_0 ? row_dot_avx512_pair<QuantType::kQ8_0>(blk, q)
+                                                   : row_dot_avx512_pair<QuantType::kQ4_0>(blk, q));
+}
+
+POTOP_AVX512VNNI void pair_sums_vnni_store(QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
+  _mm512_storeu_si512(lanes, t == QuantType::kQ8_0 ? row_dot_avx512vnni_pair<QuantType::kQ8_0>(blk, q)
+                                                   : row_dot_avx512vnni_pair<QuantType::kQ4_0>(blk, q));
+}
+
+void pair_sums_for_test(QuantIsa isa, QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
+  if (isa == QuantIsa::kAvx512Vnni)
+    pair_sums_vnni_store(t, blk, q, lanes);
+  else
+    pair_sums_avx512_store(t, blk, q, lanes);
+}
+
+// ---- Dequantizing, for the many-row path: the same floats as dequantize_row (d · q is one
+// float product either way, and f16 converts exactly).
+POTOP_AVX2 void dequantize_row_avx2(QuantType type, const unsigned char* row, int K, float* out) {
+  if (type == QuantType::kF16) {
+    int k = 0;
+    for (; k + 8 <= K; k += 8)
+      _mm256_storeu_ps(out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * k))));
+    for (; k < K; ++k) out[k] = load_f16(row + 2 * k);
+    return;
+  }
+  const size_t bb = block_bytes(type);
+  for (int b = 0; b < K / kQuantBlock; ++b) {
+    const unsigned char* blk = row + b * bb;
+    const __m256 d = _mm256_set1_ps(load_f16(blk));
+    __m128i w0, w1;  // weights 0-15, 16-31 as int8
+    if (type == QuantType::kQ8_0) {
+      w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+      w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+    } else {
+      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+      const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+      w0 = _mm_sub_epi8(_mm_and_si128(raw, mask), eight);
+      w1 = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);
+    }
+    float* o = out + b * kQuantBlock;
+    _mm256_storeu_ps(o, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(w0))));
+    _mm256_storeu_ps(o + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(w0, 8)))));
+    _mm256_storeu_ps(o + 16, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(w1))));
+    _mm256_storeu_ps(o + 24, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(w1, 8)))));
+  }
+}
+
+void dequantize_row_scalar(QuantType type, const unsigned char* row, int K, float* out) {
+  dequantize_row(type, row, K, out);
+}
+
+// ---- Dispatch.
+
+using F16Dot = float (*)(const void*, const float*, int);
+using RowDot = float (*)(const unsigned char*, const int8_t*, const float*, const int32_t*, int);
+using QuantizeX = void (*)(const float*, int, int8_t*, float*, int32_t*);
+using Dequantize = void (*)(QuantType, const unsigned char*, int, float*);
+
+struct Kernels {
+  F16Dot f16;
+  RowDot q8, q4;
+  QuantizeX quantize;
+  Dequantize dequantize;
+  RowDot of(QuantType t) const { return t == QuantType::kQ8_0 ? q8 : q4; }
+};
+
+float row_dot_scalar_q8(const unsigned char* r, const int8_t* q, const float* d, const int32_t* s, int nb) {
+  return row_dot_scalar(QuantType::kQ8_0, r, q, d, s, nb);
+}
+float row_dot_scalar_q4(const unsigned char* r, const int8_t* q, const float* d, const int32_t* s, int nb) {
+  return row_dot_scalar(QuantType::kQ4_0, r, q, d, s, nb);
+}
+
+Kernels kernels_of(QuantIsa isa) {
+  switch (isa) {
+    case QuantIsa::kAvx512Vnni:
+      return {dot_f16_avx512, row_dot_avx512vnni<QuantType::kQ8_0>, row_dot_avx512vnni<QuantType::kQ4_0>, quantize_x_avx2,
+              dequantize_row_avx2};
+    case QuantIsa::kAvx512:
+      return {dot_f16_avx512, row_dot_avx512<QuantType::kQ8_0>, row_dot_avx512<QuantType::kQ4_0>, quantize_x_avx2, dequantize_row_avx2};
+    case QuantIsa::kAvx2:
+      return {dot_f16_avx2, row_dot_avx2<QuantType::kQ8_0>, row_dot_avx2<QuantType::kQ4_0>, quantize_x_avx2, dequantize_row_avx2};
+    case QuantIsa::kScalar: break;
+  }
+  return {dot_f16_scalar, row_dot_scalar_q8, row_dot_scalar_q4, quantize_x_scalar, dequantize_row_scalar};
+}
 
 QuantIsa best_isa() {
-  if (quant_isa_available(QuantIsa::kAvx512)) return QuantIsa::kAvx512;
-  if (quant_isa_available(QuantIsa::kAvx2)) return QuantIsa::kAvx2;
+  for (QuantIsa isa : {QuantIsa::kAvx512Vnni, QuantIsa::kAvx512, QuantIsa::kAvx2})
+    if (quant_isa_available(isa)) return isa;
   return QuantIsa::kScalar;
 }
 
-DotKernel kernel_of(QuantIsa isa) {
-  switch (isa) {
-    case QuantIsa::kAvx512: return dot_avx512;
-    case QuantIsa::kAvx2: return dot_avx2;
-    case QuantIsa::kScalar: break;
-  }
-  return dot_scalar;
+const Kernels& best_kernels() {
+  static const Kernels k = kernels_of(best_isa());
+  return k;
 }
 
-DotKernel best_kernel() {
-  static const DotKernel kernel = kernel_of(best_isa());
-  return kernel;
+// The calling thread's buffers for M rows of quantized activations.
+struct QXBuffers {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> s;
+};
+
+QX quantize_rows(const Kernels& k, const float* X, int M, int K) {
+  thread_local QXBuffers buf;
+  const size_t nb = static_cast<size_t>(K / kQuantBlock), rows = static_cast<size_t>(M);
+  if (buf.q.size() < rows * K) buf.q.resize(rows * K);
+  if (buf.d.size() < rows * nb) buf.d.resize(rows * nb), buf.s.resize(rows * nb);
+  for (size_t m = 0; m < rows; ++m)
+    k.quantize(X + m * K, K, buf.q.data() + m * K, buf.d.data() + m * nb, buf.s.data() + m * nb);
+  return {buf.q.data(), buf.d.data(), buf.s.data()};
+}
+
+// Below ~32 KiB of weights a parallel region costs more than it saves.
+bool worth_threads(size_t weight_bytes, int M) {
+  return weight_bytes * static_cast<size_t>(std::max(M, 1)) >= (1 << 15) && !omp_in_parallel();
+}
+
+// From this many rows of X on, dequantizing W panel by panel and multiplying in f32 (sgemm) is
+// faster than the integer kernels. Measured on Zen 4, one thread (bench/quant_kernels.cpp): the
+// integer kernels hold 80-93 GFLOP/s for every M, the panels' sgemm beats them from M = 32 at
+// K = 768 (1.5 ms against 1.8 at M = 32, 2.0 against 3.4 at M = 64) but not at K = 3072 or 4096,
+// where sgemm on a 64-row panel ran at ~25 GFLOP/s. f16 weights have no integer kernel, and their
+// float one re-reads W's row for each row of X: the panels win from M = 32 at every K.
+constexpr int kPanelRows = 64;
+int many_rows(QuantType type, int K) {
+  if (type == QuantType::kF16) return 32;
+  return K <= 1024 ? 32 : std::numeric_limits<int>::max();
+}
+
+void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
+            bool accumulate) {
+  const size_t row_bytes = quant_row_bytes(type, K);
+  if (M <= 0 || N <= 0) return;
+  const auto* rows = static_cast<const unsigned char*>(W);
+  const bool parallel = worth_threads(row_bytes * static_cast<size_t>(N), M);
+  const size_t n_out = static_cast<size_t>(N);
+  if (M >= many_rows(type, K)) {
+    // Panels of kPanelRows rows of W to f32, each multiplied by one single-threaded sgemm (OpenBLAS
+    // and oneDNN run on one thread inside a parallel region). The panels are the same whatever
+    // the thread count, and sgemm sums along K within one call: so are the results.
+    const int panels = (N + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int p = 0; p < panels; ++p) {
+      const int n0 = p * kPanelRows, np = std::min(kPanelRows, N - n0);
+      struct PanelTile;
+      float* tile = thread_scratch<PanelTile>(0, static_cast<size_t>(np) * K);
+      for (int r = 0; r < np; ++r)
+        k.dequantize(type, rows + static_cast<size_t>(n0 + r) * row_bytes, K, tile + static_cast<size_t>(r) * K);
+      sgemm(false, true, M, np, K, 1.0f, X, K, tile, K, accumulate ? 1.0f : 0.0f, Y + n0, N);
+    }
+    return;
+  }
+  if (type == QuantType::kF16) {
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < M; ++m) {
+        const float v = k.f16(rows + static_cast<size_t>(n) * row_bytes, X + static_cast<size_t>(m) * K, K);
+        float& y = Y[m * n_out + n];
+        y = accumulate ? y + v : v;
+      }
+    return;
+  }
+  const int nb = K / kQuantBlock;
+  const QX qx = quantize_rows(k, X, M, K);
+  const RowDot dot = k.of(type);
+  // Each row of W is read from memory once and stays in L1 while the M rows of x go past it.
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < M; ++m) {
+      const size_t mb = static_cast<size_t>(m) * nb;
+      const float v = dot(rows + static_cast<size_t>(n) * row_bytes, qx.q + static_cast<size_t>(m) * K, qx.d + mb,
+                          qx.s + mb, nb);
+      float& y = Y[m * n_out + n];
+      y = accumulate ? y + v : v;
+    }
 }
 
 }  // namespace
@@ -292,22 +679,20 @@ bool quant_isa_available(QuantIsa isa) {
   // Every CPU with AVX2 has F16C (Intel since Ivy Bridge, AMD since Piledriver, both earlier than
   // their AVX2), and clang's __builtin_cpu_supports does not know "f16c".
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
   switch (isa) {
     case QuantIsa::kScalar: return true;
     case QuantIsa::kAvx2: return avx2;
-    case QuantIsa::kAvx512: return avx2 && __builtin_cpu_supports("avx512f");
+    case QuantIsa::kAvx512: return avx512;
+    case QuantIsa::kAvx512Vnni: return avx512 && __builtin_cpu_supports("avx512vnni");
   }
   return false;
 }
 
-float quant_dot_with(QuantIsa isa, QuantType type, const void* row, const float* x, int K) {
-  POTOP_CHECK(quant_isa_available(isa), "this CPU does not run that kernel");
-  (void)quant_row_bytes(type, K);
-  return kernel_of(isa)(type, row, x, K);
-}
-
 const char* quant_isa_name() {
   switch (best_isa()) {
+    case QuantIsa::kAvx512Vnni: return "avx512vnni";
     case QuantIsa::kAvx512: return "avx512";
     case QuantIsa::kAvx2: return "avx2";
     case QuantIsa::kScalar: break;
@@ -315,19 +700,65 @@ const char* quant_isa_name() {
   return "scalar";
 }
 
-float quant_dot(QuantType type, const void* row, const float* x, int K) {
+void quantize_activations(const float* x, int K, int8_t* q, float* d, int32_t* sum) {
+  POTOP_CHECK(quant_row_fits(QuantType::kQ8_0, K), "activations of " + std::to_string(K) + " are not whole blocks");
+  best_kernels().quantize(x, K, q, d, sum);
+}
+
+float quant_dot_with(QuantIsa isa, QuantType type, const void* row, const float* x, int K) {
+  POTOP_CHECK(quant_isa_available(isa), "this CPU does not run that kernel");
+  float y = 0.0f;
+  matmul(kernels_of(isa), type, row, 1, K, x, 1, &y, false);
+  return y;
+}
+
+void quant_matmul_with(QuantIsa isa, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
+                       bool accumulate) {
+  POTOP_CHECK(quant_isa_available(isa), "this CPU does not run that kernel");
+  matmul(kernels_of(isa), type, W, N, K, X, M, Y, accumulate);
+}
+
+void quant_block_sums_with(QuantIsa isa, QuantType type, const void* row, const int8_t* q, const int32_t* sum, int K,
+                           int32_t* out) {
+  POTOP_CHECK(quant_isa_available(isa), "this CPU does not run that kernel");
+  POTOP_CHECK(type != QuantType::kF16, "f16 has no integer kernel");
   (void)quant_row_bytes(type, K);
-  return best_kernel()(type, row, x, K);
+  const auto* r = static_cast<const unsigned char*>(row);
+  const size_t bb = block_bytes(type);
+  const int nb = K / kQuantBlock;
+  int b = 0;
+  if (isa == QuantIsa::kAvx512 || isa == QuantIsa::kAvx512Vnni) {
+    // Through the two-block 512-bit kernels, as the row kernels use them.
+    for (; b + 2 <= nb; b += 2) {
+      alignas(64) int32_t lanes[16];
+      pair_sums_for_test(isa, type, r + b * bb, q + b * kQuantBlock, lanes);
+      out[b] = 0, out[b + 1] = 0;
+      for (int l = 0; l < 8; ++l) out[b] += lanes[l], out[b + 1] += lanes[8 + l];
+    }
+  }
+  if (isa != QuantIsa::kScalar)
+    for (; b < nb; ++b) out[b] = block_sums_avx2_for_test(type, r + b * bb, q + b * kQuantBlock);
+  for (; b < nb; ++b) out[b] = block_sum_scalar(type, r + b * bb, q + b * kQuantBlock);
+  if (type == QuantType::kQ4_0 && isa != QuantIsa::kScalar)
+    for (b = 0; b < nb; ++b) out[b] -= 8 * sum[b];
+}
+
+float quant_dot(QuantType type, const void* row, const float* x, int K) {
+  float y = 0.0f;
+  matmul(best_kernels(), type, row, 1, K, x, 1, &y, false);
+  return y;
 }
 
 void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, float* y) {
-  const size_t row_bytes = quant_row_bytes(type, K);
-  const DotKernel dot = best_kernel();
-  const auto* rows = static_cast<const unsigned char*>(W);
-  // Below ~32 KiB of weights a parallel region costs more than it saves.
-  const bool parallel = row_bytes * static_cast<size_t>(N) >= (1 << 15) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int n = 0; n < N; ++n) y[n] = dot(type, rows + static_cast<size_t>(n) * row_bytes, x, K);
+  matmul(best_kernels(), type, W, N, K, x, 1, y, false);
+}
+
+void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, float* y, bool accumulate) {
+  matmul(best_kernels(), type, W, N, K, x, 1, y, accumulate);
+}
+
+void quant_matmul(QuantType type, const void* W, int N, int K, const float* X, int M, float* Y, bool accumulate) {
+  matmul(best_kernels(), type, W, N, K, X, M, Y, accumulate);
 }
 
 }  // namespace potop

@@ -50,19 +50,58 @@ bool quant_row_fits(QuantType type, int K);
 void quantize_row(QuantType type, const float* x, int K, void* out);
 void dequantize_row(QuantType type, const void* row, int K, float* out);
 
+// How q8_0 and q4_0 multiply (as llama.cpp's ggml_vec_dot_q8_0_q8_0 / _q4_0_q8_0 do): the
+// activation vector x is quantized once per product, block by block, to int8 with a float scale
+// (quantize_activations), then each block's 32 products are summed exactly in integers and
+// scaled once by d_w · d_x. Against the dequantize-then-float product this adds the error of x's
+// rounding, at most half a step d_x / 2 = max|x_block| / 254 per element (see the tests). f16
+// weights multiply f32 x in float.
+//
+// The float sums of the integer kernels are fixed in order: block b goes to lane b mod 8 of eight
+// partial sums, each lane adds fma(d_w · d_x, Σ_int, lane), and the lanes are added as
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Every ISA and the scalar code do exactly
+// this, so for finite inputs q8_0 and q4_0 results are bit-identical whatever the ISA, the
+// thread count, or M (a row of quant_matmul is quant_gemv of that row), as long as quant_matmul
+// takes the integer path: always for K > 1024, else for M < 32. From M = 32 rows at K <= 1024
+// (and M >= 32 for f16) quant_matmul dequantizes W in panels of 64 rows and multiplies in f32
+// (sgemm), faster there; that is the dequantize-then-float product, without x's rounding, still
+// independent of the thread count. The f16 float kernels sum in the order of their vector width:
+// they agree across ISAs only to float rounding.
+
 // Σ_k row[k] · x[k] over one quantized row, with the widest kernel this CPU runs.
 float quant_dot(QuantType type, const void* row, const float* x, int K);
 
 // y (N) = W x for W quantized as N rows of K (quant_row_bytes(type, K) bytes apart), x (K). The
 // threads split the rows.
 void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, float* y);
+// The same, adding into y when accumulate (y += W x).
+void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, float* y, bool accumulate);
 
-// The kernels one by one, for the tests: each ISA's dot against the scalar one. An ISA this CPU
-// lacks is not available (quant_isa_available) and must not be called.
-enum class QuantIsa { kScalar, kAvx2, kAvx512 };
+// Y (M, N) = X (M, K) · Wᵀ (Y += X · Wᵀ when accumulate), W quantized as N rows of K
+// (quant_row_bytes(type, K) bytes apart), X and Y row-major. quant_gemv is the M = 1 case. The
+// threads split the N rows; the result does not depend on the thread count.
+void quant_matmul(QuantType type, const void* W, int N, int K, const float* X, int M, float* Y, bool accumulate);
+
+// The activations' quantization (llama.cpp's quantize_row_q8_0, with the scale kept in f32): per
+// block of 32, d = max|x| / 127, q = x · (127 / max|x|) rounded to nearest even (0 for an all-zero
+// block), sum = Σ q. K a multiple of 32; q (K), d and sum (K / 32).
+void quantize_activations(const float* x, int K, int8_t* q, float* d, int32_t* sum);
+
+// The kernels one by one, for the tests. An ISA this CPU lacks is not available
+// (quant_isa_available) and must not be called.
+//   kAvx2        AVX2 + FMA + F16C: _mm256_maddubs_epi16
+//   kAvx512      AVX-512 F/BW/VL: 512-bit maddubs, two blocks at a time
+//   kAvx512Vnni  the same with VNNI's vpdpbusd
+enum class QuantIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 bool quant_isa_available(QuantIsa isa);
 float quant_dot_with(QuantIsa isa, QuantType type, const void* row, const float* x, int K);
-// The ISA quant_dot uses: "avx512", "avx2" or "scalar".
+void quant_matmul_with(QuantIsa isa, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
+                       bool accumulate);
+// The exact integer sums Σ_j w_j · q_j of each block of a q8_0 / q4_0 row (K / 32 of them) against
+// activations quantized by quantize_activations: the same integers on every ISA.
+void quant_block_sums_with(QuantIsa isa, QuantType type, const void* row, const int8_t* q, const int32_t* sum, int K,
+                           int32_t* out);
+// The ISA quant_dot uses: "avx512vnni", "avx512", "avx2" or "scalar".
 const char* quant_isa_name();
 
 }  // namespace potop

@@ -13,17 +13,17 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
     : c_(config), dropout_site_(b.claim_dropout_site()) {
   POTOP_CHECK(c_.n_head > 0 && c_.n_embd % c_.n_head == 0, "n_embd must be divisible by n_head");
   const int64_t C = c_.n_embd;
-  auto linear = [&](const std::string& name, int64_t out, double std, ParamId& w, ParamId& bias) {
-    w = b.param(prefix + "." + name + ".weight", {C, out}, TensorInit::normal(std), true);
+  auto projection = [&](const std::string& name, int64_t out, double std, ParamId& w, ParamId& bias) {
+    w = b.matrix(prefix + "." + name + ".weight", static_cast<int>(C), static_cast<int>(out), TensorInit::normal(std));
     if (c_.bias) bias = b.param(prefix + "." + name + ".bias", {out}, TensorInit::zeros(), false);
   };
   if (c_.cross) {
-    linear("q_attn", C, 0.02, q_w_, q_b_);
-    linear("c_attn", 2 * C, 0.02, kv_w_, kv_b_);
+    projection("q_attn", C, 0.02, q_w_, q_b_);
+    projection("c_attn", 2 * C, 0.02, kv_w_, kv_b_);
   } else {
-    linear("c_attn", 3 * C, 0.02, qkv_w_, qkv_b_);
+    projection("c_attn", 3 * C, 0.02, qkv_w_, qkv_b_);
   }
-  linear("c_proj", C, c_.proj_std, proj_w_, proj_b_);
+  projection("c_proj", C, c_.proj_std, proj_w_, proj_b_);
 
   ActivationPlan& a = b.acts;
   if (c_.cross) {
@@ -62,7 +62,7 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
   const float *q, *k, *v;
   if (c_.cross) {
     float* qb = f.buffer(q_);
-    POTOP_PROFILED("q", linear_forward(qb, in, f.value(q_w_), f.value(q_b_), N, C, C));  // Q = in·W_q + b_q
+    POTOP_PROFILED("q", linear(f, qb, in, q_w_, q_b_, N, C, C));  // Q = in·W_q + b_q
     if (pass.memory_kv) {  // generation: each sequence's T queries against its sentence's [K V]
       POTOP_CHECK(pass.dropout == 0.0f && !pass.d_memory, "projected memory is for generation");
       const int H = c_.n_head, D = C / H, T = pass.T;
@@ -74,16 +74,15 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
         attention_forward(y + size_t(b) * T * C, f.buffer(stats_) + size_t(b) * 2 * H * T, nullptr,
                           qb + size_t(b) * T * C, kv, kv + C, d, AttentionMask{MaskKind::kNone, nullptr});
       }
-      POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+      POTOP_PROFILED("attn proj", linear(f, out, y, proj_w_, proj_b_, N, C, C));
       return;
     }
     float* kv = f.buffer(kv_);
-    POTOP_PROFILED("kv", linear_forward(kv, pass.memory, f.value(kv_w_), f.value(kv_b_), pass.memory_rows(), C,
-                                        2 * C));  // [K V] = memory·W_kv + b_kv
+    POTOP_PROFILED("kv", linear(f, kv, pass.memory, kv_w_, kv_b_, pass.memory_rows(), C, 2 * C));  // [K V] = memory·W_kv + b_kv
     q = qb, k = kv, v = kv + C;
   } else {
     float* qkv = f.buffer(qkv_);
-    POTOP_PROFILED("qkv", linear_forward(qkv, in, f.value(qkv_w_), f.value(qkv_b_), N, C, 3 * C));  // [Q K V] = in·W + b
+    POTOP_PROFILED("qkv", linear(f, qkv, in, qkv_w_, qkv_b_, N, C, 3 * C));  // [Q K V] = in·W + b
     q = qkv, k = qkv + C, v = qkv + 2 * C;
     if (pass.cache) {  // append this pass's keys and values, head by head, then attend over all of them
       POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
@@ -117,12 +116,12 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
       attention_forward(y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, nullptr, row, k_cache, v_cache, d,
                         AttentionMask{MaskKind::kCausal, nullptr});
     }
-    POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));
+    POTOP_PROFILED("attn proj", linear(f, out, y, proj_w_, proj_b_, N, C, C));
     return;
   }
   POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
                                                 pass.dropout, pass.site_seed(dropout_site_)));  // softmax(qkᵀ/√d)·v
-  POTOP_PROFILED("attn proj", linear_forward(out, y, f.value(proj_w_), f.value(proj_b_), N, C, C));  // heads -> C
+  POTOP_PROFILED("attn proj", linear(f, out, y, proj_w_, proj_b_, N, C, C));  // heads -> C
 }
 
 void AttentionLayer::backward(float* din, const float* dout, const float* in, GradStore store, const LayerPass& pass,
@@ -165,7 +164,7 @@ void AttentionLayer::project_memory(MemoryKV& m, const float* memory, const Fram
   POTOP_CHECK(c_.cross && m.width == c_.n_embd && memory_slot_ >= 0, "project_memory is for cross-attention");
   const int C = c_.n_embd;
   // [K V] = memory·W_kv + b_kv
-  POTOP_PROFILED("kv", linear_forward(m.slot(memory_slot_), memory, f.value(kv_w_), f.value(kv_b_), m.S, C, 2 * C));
+  POTOP_PROFILED("kv", linear(f, m.slot(memory_slot_), memory, kv_w_, kv_b_, m.S, C, 2 * C));
 }
 
 void AttentionLayer::probabilities(float* att, std::vector<float>& scratch, const LayerPass& pass,

@@ -1,10 +1,23 @@
 #include "nn/layer.h"
 
+#include <algorithm>
+
 #include "core/profile.h"
 #include "core/rng.h"
 #include "kernels/dropout.h"
+#include "kernels/linear.h"
+#include "kernels/quant.h"
 
 namespace potop {
+
+void linear(const Frame& f, float* out, const float* in, ParamId w, ParamId b, int N, int C, int OC) {
+  const QuantizedMatrix* q = f.params.quantized(w);
+  if (!q) return linear_forward(out, in, f.value(w), f.value(b), N, C, OC);
+  const float* bias = f.value(b);
+  if (bias)
+    for (int n = 0; n < N; ++n) std::copy(bias, bias + OC, out + static_cast<size_t>(n) * OC);
+  quant_matmul(q->type, q->data.data(), OC, C, in, N, out, /*accumulate=*/bias != nullptr);
+}
 
 uint64_t LayerPass::site_seed(int site) const { return hash64(dropout_seed, static_cast<uint64_t>(site)); }
 

@@ -31,6 +31,13 @@ struct LayerBuilder {
   ParamId param(const std::string& name, const Shape& shape, TensorInit init, bool decay) {
     return declare(params, name, shape, init, decay);
   }
+  // The (in, out) weight of a linear map, decayed, applied with linear() below: the tensors a
+  // model may hold quantized.
+  ParamId matrix(const std::string& name, int in, int out, TensorInit init) {
+    const ParamId id = param(name, {in, out}, init, true);
+    params.mark_matrix(static_cast<size_t>(id));
+    return id;
+  }
 };
 
 // One model instance's memory, as its layers see it.
@@ -42,6 +49,10 @@ struct Frame {
   float* grad(ParamId id) const { return params.grad(id); }
   float* buffer(BufferId id) const { return acts[id]; }
 };
+
+// out (N, OC) = in (N, C) · W (C, OC) + b (b may be kNoParam), W declared with
+// LayerBuilder::matrix: its float values, or its quantized rows in a model loaded quantized.
+void linear(const Frame& f, float* out, const float* in, ParamId w, ParamId b, int N, int C, int OC);
 
 // What one forward or backward pass tells every layer.
 struct LayerPass {

@@ -8,9 +8,9 @@ namespace potop {
 
 MlpLayer::MlpLayer(LayerBuilder& b, const std::string& prefix, const MlpConfig& config) : c_(config) {
   const int64_t C = c_.n_embd, hidden = c_.hidden;
-  fc_w_ = b.param(prefix + ".c_fc.weight", {C, hidden}, TensorInit::normal(0.02), true);
+  fc_w_ = b.matrix(prefix + ".c_fc.weight", C, hidden, TensorInit::normal(0.02));
   if (c_.bias) fc_b_ = b.param(prefix + ".c_fc.bias", {hidden}, TensorInit::zeros(), false);
-  proj_w_ = b.param(prefix + ".c_proj.weight", {hidden, C}, TensorInit::normal(c_.proj_std), true);
+  proj_w_ = b.matrix(prefix + ".c_proj.weight", hidden, C, TensorInit::normal(c_.proj_std));
   if (c_.bias) proj_b_ = b.param(prefix + ".c_proj.bias", {C}, TensorInit::zeros(), false);
   pre_ = b.acts.keep("mlp pre-activation", hidden);
   act_ = b.acts.keep("mlp activation", hidden);
@@ -21,10 +21,10 @@ void MlpLayer::forward(float* out, const float* in, const LayerPass& pass, const
   const int N = pass.rows(), C = c_.n_embd, H = c_.hidden;
   float* pre = f.buffer(pre_);
   float* act = f.buffer(act_);
-  POTOP_PROFILED("fc", linear_forward(pre, in, f.value(fc_w_), nullptr, N, C, H));  // pre = in·W₁ (+ b₁ next)
+  POTOP_PROFILED("fc", linear(f, pre, in, fc_w_, kNoParam, N, C, H));  // pre = in·W₁ (+ b₁ next)
   if (c_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_forward(act, pre, f.value(fc_b_), N, H));
   else POTOP_PROFILED("bias+relu", bias_relu_forward(act, pre, f.value(fc_b_), N, H));  // pre += b₁; act = f(pre)
-  POTOP_PROFILED("fc proj", linear_forward(out, act, f.value(proj_w_), f.value(proj_b_), N, H, C));  // act·W₂ + b₂
+  POTOP_PROFILED("fc proj", linear(f, out, act, proj_w_, proj_b_, N, H, C));  // act·W₂ + b₂
 }
 
 void MlpLayer::backward(float* din, const float* dout, const float* in, GradStore store, const LayerPass& pass,

@@ -1,6 +1,9 @@
 #include "nn/parameters.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include <sys/mman.h>
 
 #include "core/profile.h"
 #include "core/rng.h"
@@ -14,7 +17,45 @@ ParameterSet ParameterSet::replica() const {
   ParameterSet r;
   r.layout_ = layout_;
   r.values_ = values_;
+  r.quantized_ = quantized_;
   return r;
+}
+
+void ParameterSet::set_quantized(ParamId id, QuantizedMatrix m) {
+  const TensorSpec& s = spec(id);
+  POTOP_CHECK(s.matrix && m.cols == s.shape[0] && m.rows == s.shape[1] &&
+                  m.data.size() == static_cast<size_t>(m.rows) * m.row_bytes(),
+              s.name + ": a quantized matrix of the wrong shape");
+  if (!quantized_) quantized_ = std::make_shared<std::map<ParamId, QuantizedMatrix>>();
+  (*quantized_)[id] = std::move(m);
+  // The float values are never read again: zero them and give their whole pages back.
+  float* w = value(id);
+  std::fill_n(w, s.numel, 0.0f);
+  const uintptr_t page = 4096, begin = reinterpret_cast<uintptr_t>(w), end = begin + s.numel * sizeof(float);
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+std::vector<float> ParameterSet::dense_values(ParamId id) const {
+  const TensorSpec& s = spec(id);
+  const QuantizedMatrix* q = quantized(id);
+  if (!q) return std::vector<float>(value(id), value(id) + s.numel);
+  std::vector<float> w(s.numel), row(static_cast<size_t>(q->cols));
+  for (int n = 0; n < q->rows; ++n) {
+    dequantize_row(q->type, q->row(n), q->cols, row.data());
+    for (int k = 0; k < q->cols; ++k) w[static_cast<size_t>(k) * q->rows + n] = row[static_cast<size_t>(k)];
+  }
+  return w;
+}
+
+std::string ParameterSet::quantization() const {
+  if (!any_quantized()) return "";
+  std::vector<std::string> types;
+  for (const auto& [id, m] : *quantized_)
+    if (std::find(types.begin(), types.end(), to_string(m.type)) == types.end()) types.push_back(to_string(m.type));
+  std::string out;
+  for (const std::string& t : types) out += (out.empty() ? "" : "+") + t;
+  return out;
 }
 
 Arena& ParameterSet::grads() {

@@ -11,16 +11,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "kernels/quant.h"
 
 namespace potop {
 
 using ParamId = int32_t;
 inline constexpr ParamId kNoParam = -1;  // an optional tensor that this model does not have
+
+// A matrix W (in = K, out = N) of a model loaded for inference in fewer bits: Wᵀ as N rows of K
+// quantized weights (kernels/quant.h), the layout of a ggml tensor. Its float values are not kept.
+struct QuantizedMatrix {
+  QuantType type = QuantType::kQ8_0;
+  int rows = 0;  // N: W's outputs
+  int cols = 0;  // K: W's inputs, the length of each dot product
+  std::vector<uint8_t> data;  // rows · quant_row_bytes(type, cols) bytes
+
+  size_t row_bytes() const { return quant_row_bytes(type, cols); }
+  const void* row(int n) const { return data.data() + static_cast<size_t>(n) * row_bytes(); }
+};
 
 class ParameterSet {
  public:
@@ -34,6 +49,21 @@ class ParameterSet {
   const Layout& layout() const { return layout_; }
   const TensorSpec& spec(ParamId id) const { return layout_.specs()[static_cast<size_t>(id)]; }
   size_t count() const { return layout_.count(); }  // parameters, without alignment padding
+
+  // Quantized matrices (QuantizedMatrix), shared with the replicas. A model with any is for
+  // inference only: the values of those tensors stay zero, and training refuses it.
+  const QuantizedMatrix* quantized(ParamId id) const {
+    if (!quantized_ || id == kNoParam) return nullptr;
+    const auto it = quantized_->find(id);
+    return it == quantized_->end() ? nullptr : &it->second;
+  }
+  bool any_quantized() const { return quantized_ && !quantized_->empty(); }
+  // Stores tensor `id` (a matrix) quantized and releases its float values' memory.
+  void set_quantized(ParamId id, QuantizedMatrix m);
+  // W (in, out) as floats: the values, or the quantized rows dequantized and transposed back.
+  std::vector<float> dense_values(ParamId id) const;
+  // "q8_0", or "q8_0+f16" when the matrices were quantized to several types; "" when none is.
+  std::string quantization() const;
 
   Arena& values() { return *values_; }
   const Arena& values() const { return *values_; }
@@ -64,6 +94,7 @@ class ParameterSet {
  private:
   GradsFinalHook grads_final_;
   Layout layout_;
+  std::shared_ptr<std::map<ParamId, QuantizedMatrix>> quantized_;
   std::shared_ptr<Arena> values_;
   Arena grads_;
 };

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "checkpoint/weights.h"
 #include "core/error.h"
 
 namespace potop {
@@ -71,6 +72,8 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::str
     dir = what;
     const fs::path state = what / kResumeFile;
     if (fs::exists(state, ec)) return state;
+    if (fs::exists(what / "latest.safetensors", ec))
+      refuse_quantized(read_safetensors_metadata(what / "latest.safetensors"), what.string(), "resuming training");
     if (fs::exists(what / "latest.safetensors", ec))
       throw Error(state.string() + ": missing, so " + what.string() +
                   " cannot be resumed (it holds weights only: written by an older potop, or the state was removed)");

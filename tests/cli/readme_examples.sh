@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # README's examples for the demo model run as written, whichever corpus the demo used: a model
 # like the demo's (smaller, to be quick) is trained in runs/demo on the corpus a machine without
-# ../shared gets (the cleaned Polish fortunes), and every command of the block between
-# <!-- readme-examples --> and <!-- /readme-examples --> in README.md must exit 0.
+# ../shared gets (the cleaned Polish fortunes), and every command of the blocks between
+# <!-- readme-examples --> and <!-- /readme-examples --> in README.md must exit 0, in order.
 #   readme_examples.sh <potop>
 POTOP=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +16,8 @@ corpus=$(bash scripts/default-corpus.sh 2>/dev/null)
   --batch-size 8 --eval-interval 500 --eval-iters 2 --threads 1 2>train.log || { cat train.log; fail "training the demo-like model"; finish; }
 
 mkdir -p build/release/src && ln -s "$POTOP" build/release/src/potop
-block=$(sed -n '/<!-- readme-examples -->/,/<!-- \/readme-examples -->/p' "$ROOT/README.md" | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d')
+block=$(sed -n '/<!-- readme-examples -->/,/<!-- \/readme-examples -->/p' "$ROOT/README.md" | sed -n '/^```sh$/,/^```$/p' |
+  grep -v '^```')
 [ -n "$block" ] || { fail "README.md has no readme-examples block"; finish; }
 while IFS= read -r line; do
   [ -z "$line" ] && continue

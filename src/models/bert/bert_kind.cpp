@@ -21,7 +21,7 @@ const ModelKind& bert_kind() {
       .description = "a BERT masked-LM encoder",
       .noun = "a BERT",
       .tokenizer = "bpe",
-      .commands = {"info", "eval", "attention", "bert fill", "serve", "classify train --init-from"},
+      .commands = {"info", "eval", "attention", "bert fill", "serve", "quantize", "classify train --init-from"},
       .hint = "it fills in [MASK] with potop bert fill, and is fine-tuned with potop classify train --init-from",
       .trainer = "potop bert pretrain",
       .describe = describe_bert,

@@ -22,7 +22,7 @@ const ModelKind& classifier_kind() {
       .description = "a text classifier",
       .noun = "a text classifier",
       .tokenizer = "word",
-      .commands = {"info", "attention", "classify eval", "classify predict", "classify attention", "serve"},
+      .commands = {"info", "attention", "classify eval", "classify predict", "classify attention", "serve", "quantize"},
       .hint = "use potop classify eval, predict or attention (it labels texts, it does not generate them)",
       .trainer = "potop classify train",
       .describe = describe_classifier,

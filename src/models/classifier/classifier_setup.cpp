@@ -10,6 +10,7 @@ namespace potop {
 
 InitBody load_init_body(const std::string& dir) {
   InitBody init{load_model_dir(dir), {}, false};
+  refuse_quantized(init.model.metadata, "--init-from " + dir, "fine-tuning");
   const std::string& kind = init.model.kind->name;
   if (kind != "gpt" && kind != "bert")
     throw wrong_kind("--init-from " + dir, *init.model.kind, "a GPT or a BERT whose body a classifier can start from");

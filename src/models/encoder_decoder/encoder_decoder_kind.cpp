@@ -23,7 +23,7 @@ const ModelKind& encoder_decoder_kind() {
       .noun = "a translation model",
       .tokenizer = "bpe",
       .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention", "serve",
-                   "translate train --init-from"},
+                   "quantize", "translate train --init-from"},
       .hint = "use potop translate (translate eval, translate attention)",
       .trainer = "potop translate train",
       .describe = describe_encoder_decoder,

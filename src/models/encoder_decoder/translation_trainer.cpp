@@ -184,6 +184,7 @@ Start new_start(TranslationOptions& options, const std::vector<std::string>& giv
   std::unique_ptr<Tokenizer> named = options.tokenizer.empty() ? nullptr : load_tokenizer_dir(options.tokenizer);
   if (options.init_from.empty()) return {named ? std::move(named) : shared_bpe(options, split), nullptr, 0, ""};
   TranslationModel base = load_translation_model(options.init_from);
+  refuse_quantized(base.metadata, "--init-from " + options.init_from, "fine-tuning");
   if (named && (named->kind() != base.tokenizer->kind() || named->hash() != base.tokenizer->hash()))
     throw Error("--tokenizer " + options.tokenizer + ": is not the tokenizer of --init-from " + options.init_from +
                 " (" + named->kind() + " of " + std::to_string(named->size()) + " tokens vs " + base.tokenizer->kind() +

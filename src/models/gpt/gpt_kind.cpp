@@ -22,7 +22,7 @@ const ModelKind& gpt_kind() {
       .description = "a decoder-only Transformer language model",
       .noun = "a GPT",
       .tokenizer = "char",  // directories from before the other tokenizers name none
-      .commands = {"info", "eval", "sample", "attention", "serve", "train --init-from"},
+      .commands = {"info", "eval", "sample", "attention", "serve", "quantize", "export", "train --init-from"},
       .hint = "it generates text with potop sample",
       .trainer = "potop train",
       .describe = describe_gpt,

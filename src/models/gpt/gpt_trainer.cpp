@@ -21,6 +21,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const RunContro
   std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned
   TokenData data = load_token_data(options, requested, kit, [&] {
     base.emplace(load_gpt_dir(options.init_from));
+    refuse_quantized(base->metadata, "--init-from " + options.init_from, "fine-tuning");
     options.model = fine_tuned_config(base->config, options.model, kit.control().given, options.init_from, gpt_fields);
     return std::move(base->tokenizer);
   });

@@ -2,7 +2,9 @@
 // dequantize-then-float reference (kernels/quant.h).
 #include <gtest/gtest.h>
 #include <immintrin.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -179,29 +181,297 @@ double reference_dot(QuantType t, const std::vector<unsigned char>& row, const s
   return s;
 }
 
+constexpr QuantIsa kIsas[] = {QuantIsa::kScalar, QuantIsa::kAvx2, QuantIsa::kAvx512, QuantIsa::kAvx512Vnni};
+constexpr QuantType kTypes[] = {QuantType::kF16, QuantType::kQ8_0, QuantType::kQ4_0};
+
+std::string isa_name(QuantIsa isa) {
+  const char* names[] = {"scalar", "avx2", "avx512", "avx512vnni"};
+  return names[static_cast<int>(isa)];
+}
+
+// x as the integer kernels see it: quantized by quantize_activations and back.
+std::vector<float> requantized(const float* x, int K) {
+  std::vector<int8_t> q(K);
+  std::vector<float> d(K / kQuantBlock), back(K);
+  std::vector<int32_t> sum(K / kQuantBlock);
+  quantize_activations(x, K, q.data(), d.data(), sum.data());
+  for (int k = 0; k < K; ++k) back[k] = d[k / kQuantBlock] * q[k];
+  return back;
+}
+
+// The bound of a q8_0 / q4_0 kernel against Σ w x in double: the activations' rounding, at most
+// half a step (d_x / 2 = max|x_block| / 254) per element times |w|, plus float rounding (2e-6 of
+// Σ |w x|, far above K · 2^-24 for these K but below any real error).
+struct Bound {
+  double want, tolerance;
+};
+Bound reference(QuantType t, const unsigned char* row, const float* x, int K) {
+  std::vector<float> w(K);
+  dequantize_row(t, row, K, w.data());
+  double s = 0.0, m = 0.0, act = 0.0;
+  for (int k = 0; k < K; ++k) s += static_cast<double>(w[k]) * x[k], m += std::fabs(static_cast<double>(w[k]) * x[k]);
+  if (t != QuantType::kF16)
+    for (int b = 0; b < K / kQuantBlock; ++b) {
+      double amax = 0.0, wsum = 0.0;
+      for (int j = 0; j < kQuantBlock; ++j)
+        amax = std::max(amax, std::fabs(static_cast<double>(x[b * kQuantBlock + j]))),
+        wsum += std::fabs(static_cast<double>(w[b * kQuantBlock + j]));
+      act += amax / 254.0 * (1.0 + 1e-6) * wsum;
+    }
+  return {s, act + 2e-6 * (m + act) + 1e-7};
+}
+
 TEST(QuantKernelTest, EveryIsaMatchesTheDequantizedReference) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   int tried = 0;
-  for (QuantIsa isa : {QuantIsa::kScalar, QuantIsa::kAvx2, QuantIsa::kAvx512}) {
+  for (QuantIsa isa : kIsas) {
     if (!quant_isa_available(isa)) continue;
     ++tried;
-    for (QuantType t : {QuantType::kF16, QuantType::kQ8_0, QuantType::kQ4_0})
-      for (int K : {32, 64, 96, 4096, 37, 8, 15}) {
+    for (QuantType t : kTypes)
+      for (int K : {32, 64, 96, 288, 4096, 37, 8, 15}) {
         if (!quant_row_fits(t, K)) continue;
         std::vector<float> w(K), x(K);
         for (float& v : w) v = 0.02f * normal(rng);
         for (float& v : x) v = normal(rng);
         std::vector<unsigned char> row(quant_row_bytes(t, K));
         quantize_row(t, w.data(), K, row.data());
-        double magnitude;
-        const double want = reference_dot(t, row, x, K, &magnitude);
+        const Bound ref = reference(t, row.data(), x.data(), K);
         const float got = quant_dot_with(isa, t, row.data(), x.data(), K);
-        EXPECT_NEAR(got, want, 2e-6 * magnitude + 1e-7)
-            << to_string(t) << " K " << K << " isa " << static_cast<int>(isa);
+        EXPECT_NEAR(got, ref.want, ref.tolerance) << to_string(t) << " K " << K << " isa " << isa_name(isa);
+        if (t == QuantType::kF16) continue;
+        // Against the requantized x the only error left is float rounding.
+        const std::vector<float> xq = requantized(x.data(), K);
+        double magnitude;
+        const double exact = reference_dot(t, row, xq, K, &magnitude);
+        EXPECT_NEAR(got, exact, 2e-6 * magnitude + 1e-7) << to_string(t) << " K " << K << " isa " << isa_name(isa);
       }
   }
   EXPECT_GE(tried, 1);
+}
+
+// llama.cpp's quantize_row_q8_0 for the activations, with an f32 scale: d = max|x| / 127,
+// q = x · (127 / max|x|) to nearest even, and Σ q.
+TEST(QuantKernelTest, ActivationsAreQuantizedAsLlamaCppDoes) {
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int K = 4096 + 64;
+  std::vector<float> x(K);
+  for (float& v : x) v = normal(rng);
+  for (int j = 0; j < 32; ++j) x[j] = 0.0f;                   // an all-zero block
+  for (int j = 0; j < 32; ++j) x[32 + j] = 0.5f * (j - 10);   // ties: 127 / 10.5 · 0.5 k
+  x[64] = 127.0f, x[65] = 0.5f, x[66] = 1.5f, x[67] = -2.5f;  // scale 1: exact ties to even
+  std::vector<int8_t> q(K);
+  std::vector<float> d(K / 32);
+  std::vector<int32_t> sum(K / 32);
+  quantize_activations(x.data(), K, q.data(), d.data(), sum.data());
+  for (int b = 0; b < K / 32; ++b) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+    ASSERT_EQ(d[b], amax / 127.0f) << b;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    int32_t s = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int want = static_cast<int>(std::nearbyint(x[b * 32 + j] * id));
+      ASSERT_EQ(q[b * 32 + j], want) << "block " << b << " element " << j;
+      s += want;
+    }
+    ASSERT_EQ(sum[b], s) << b;
+  }
+  EXPECT_EQ(q[65], 0);  // 0.5 -> 0
+  EXPECT_EQ(q[66], 2);  // 1.5 -> 2
+  EXPECT_EQ(q[67], -2);  // -2.5 -> -2
+  EXPECT_EQ(q[64], 127);
+}
+
+// The integer kernels against a scalar integer reference: the same sums, exactly, on every ISA.
+TEST(QuantKernelTest, IntegerBlockSumsAreExactOnEveryIsa) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int K = 32 * 19;  // an odd number of blocks: the 512-bit kernels' pairs and a lone block
+  std::vector<float> w(K), x(K);
+  for (float& v : w) v = normal(rng);
+  for (float& v : x) v = normal(rng);
+  for (int j = 0; j < 32; ++j) x[j] = j % 2 ? 100.0f : -100.0f;  // |q| = 127 throughout
+  std::vector<int8_t> q(K);
+  std::vector<float> d(K / 32);
+  std::vector<int32_t> sum(K / 32);
+  quantize_activations(x.data(), K, q.data(), d.data(), sum.data());
+  for (QuantType t : {QuantType::kQ8_0, QuantType::kQ4_0}) {
+    std::vector<unsigned char> row(quant_row_bytes(t, K));
+    quantize_row(t, w.data(), K, row.data());
+    if (t == QuantType::kQ8_0) {
+      // The extremes: -128 (which llama.cpp's quantizer never makes, but a file may hold) and 127.
+      auto* blk = reinterpret_cast<BlockQ8_0*>(row.data());
+      for (int j = 0; j < 32; ++j) blk[0].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
+    } else {
+      auto* blk = reinterpret_cast<BlockQ4_0*>(row.data());
+      for (int j = 0; j < 16; ++j) blk[0].qs[j] = static_cast<uint8_t>(j % 2 ? 0x0F : 0xF0);
+    }
+    std::vector<int32_t> want(K / 32);
+    for (int b = 0; b < K / 32; ++b) {
+      int32_t s = 0;
+      for (int j = 0; j < 32; ++j) {
+        int wq;
+        if (t == QuantType::kQ8_0) {
+          wq = reinterpret_cast<const BlockQ8_0*>(row.data())[b].qs[j];
+        } else {
+          const uint8_t byte = reinterpret_cast<const BlockQ4_0*>(row.data())[b].qs[j % 16];
+          wq = (j < 16 ? byte & 0x0F : byte >> 4) - 8;
+        }
+        s += wq * q[b * 32 + j];
+      }
+      want[b] = s;
+    }
+    for (QuantIsa isa : kIsas) {
+      if (!quant_isa_available(isa)) continue;
+      std::vector<int32_t> got(K / 32, -1);
+      quant_block_sums_with(isa, t, row.data(), q.data(), sum.data(), K, got.data());
+      for (int b = 0; b < K / 32; ++b) ASSERT_EQ(got[b], want[b]) << to_string(t) << " " << isa_name(isa) << " block " << b;
+    }
+  }
+}
+
+// Random weights, N rows of K, quantized; `offset` bytes into the buffer (blocks of 34 and 18
+// bytes sit at any alignment).
+struct QuantMatrix {
+  std::vector<unsigned char> bytes;
+  size_t offset;
+  const unsigned char* data() const { return bytes.data() + offset; }
+};
+QuantMatrix random_matrix(QuantType t, int N, int K, std::mt19937& rng, size_t offset) {
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  const size_t rb = quant_row_bytes(t, K);
+  QuantMatrix q{std::vector<unsigned char>(rb * N + offset), offset};
+  std::vector<float> w(K);
+  for (int n = 0; n < N; ++n) {
+    for (float& v : w) v = normal(rng);
+    quantize_row(t, w.data(), K, q.bytes.data() + offset + n * rb);
+  }
+  return q;
+}
+
+TEST(QuantMatmulTest, EveryIsaMatchesTheDequantizedReference) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (QuantType t : kTypes)
+    for (int K : {32, 96, 4096})
+      for (int N : {1, 37}) {
+        const QuantMatrix W = random_matrix(t, N, K, rng, 1);
+        const size_t rb = quant_row_bytes(t, K);
+        for (int M : {1, 2, 3, 7, 8, 9, 33}) {
+          std::vector<float> X(static_cast<size_t>(M) * K), Y0(static_cast<size_t>(M) * N);
+          for (float& v : X) v = normal(rng);
+          for (float& v : Y0) v = normal(rng);
+          std::vector<Bound> refs;
+          for (int m = 0; m < M; ++m)
+            for (int n = 0; n < N; ++n) refs.push_back(reference(t, W.data() + n * rb, X.data() + static_cast<size_t>(m) * K, K));
+          for (bool accumulate : {false, true})
+            for (QuantIsa isa : kIsas) {
+              if (!quant_isa_available(isa)) continue;
+              std::vector<float> Y = Y0;
+              quant_matmul_with(isa, t, W.data(), N, K, X.data(), M, Y.data(), accumulate);
+              for (int m = 0; m < M; ++m)
+                for (int n = 0; n < N; ++n) {
+                  const Bound& ref = refs[m * N + n];
+                  const double y0 = accumulate ? Y0[m * N + n] : 0.0;
+                  ASSERT_NEAR(Y[m * N + n], y0 + ref.want, ref.tolerance + 1e-7 * std::fabs(y0))
+                      << to_string(t) << " " << isa_name(isa) << " K " << K << " N " << N << " M " << M << " acc "
+                      << accumulate << " at " << m << "," << n;
+                }
+            }
+        }
+      }
+}
+
+// For q8_0 and q4_0 the float sums are in one fixed order (quant.h): every ISA gives the same
+// bits, whatever the thread count, and a row of a product is the product of that row alone.
+TEST(QuantMatmulTest, IntegerKernelsAreBitIdenticalAcrossIsasThreadsAndM) {
+  std::mt19937 rng(19);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int threads = omp_get_max_threads();
+  for (QuantType t : {QuantType::kQ8_0, QuantType::kQ4_0})
+    for (int K : {32, 96, 288, 544, 4096}) {
+      const int N = 301;  // enough weights for the parallel path at K = 4096
+      const QuantMatrix W = random_matrix(t, N, K, rng, 0);
+      const int M = 9;
+      std::vector<float> X(static_cast<size_t>(M) * K);
+      for (float& v : X) v = normal(rng);
+      std::vector<float> want(static_cast<size_t>(M) * N);
+      quant_matmul_with(QuantIsa::kScalar, t, W.data(), N, K, X.data(), M, want.data(), false);
+      for (QuantIsa isa : kIsas) {
+        if (!quant_isa_available(isa)) continue;
+        std::vector<float> Y(want.size(), 0.0f);
+        quant_matmul_with(isa, t, W.data(), N, K, X.data(), M, Y.data(), false);
+        for (size_t i = 0; i < Y.size(); ++i)
+          ASSERT_EQ(Y[i], want[i]) << to_string(t) << " " << isa_name(isa) << " K " << K << " at " << i;
+      }
+      for (int nt : {1, 2, 3}) {
+        omp_set_num_threads(nt);
+        std::vector<float> Y(want.size());
+        quant_matmul(t, W.data(), N, K, X.data(), M, Y.data(), false);
+        omp_set_num_threads(threads);
+        for (size_t i = 0; i < Y.size(); ++i) ASSERT_EQ(Y[i], want[i]) << to_string(t) << " threads " << nt << " at " << i;
+      }
+      for (int m = 0; m < M; ++m) {
+        std::vector<float> y(N);
+        quant_gemv(t, W.data(), N, K, X.data() + static_cast<size_t>(m) * K, y.data());
+        for (int n = 0; n < N; ++n) ASSERT_EQ(y[n], want[m * N + n]) << to_string(t) << " row " << m << " col " << n;
+      }
+    }
+}
+
+// From M = 32 at K <= 1024 (and for f16) quant_matmul dequantizes panels of W and calls sgemm:
+// the panels are fixed, so the result does not depend on the thread count either.
+TEST(QuantMatmulTest, ManyRowsDoNotDependOnTheThreadCount) {
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int threads = omp_get_max_threads();
+  const int N = 203, K = 256, M = 40;
+  for (QuantType t : kTypes) {
+    const QuantMatrix W = random_matrix(t, N, K, rng, 1);
+    std::vector<float> X(static_cast<size_t>(M) * K), Y0(static_cast<size_t>(M) * N);
+    for (float& v : X) v = normal(rng);
+    for (float& v : Y0) v = normal(rng);
+    std::vector<float> want = Y0;
+    omp_set_num_threads(1);
+    quant_matmul(t, W.data(), N, K, X.data(), M, want.data(), true);
+    for (int nt : {2, 3}) {
+      omp_set_num_threads(nt);
+      std::vector<float> Y = Y0;
+      quant_matmul(t, W.data(), N, K, X.data(), M, Y.data(), true);
+      for (size_t i = 0; i < Y.size(); ++i) ASSERT_EQ(Y[i], want[i]) << to_string(t) << " threads " << nt << " at " << i;
+    }
+    omp_set_num_threads(threads);
+    const size_t rb = quant_row_bytes(t, K);
+    for (int m = 0; m < M; m += 13)
+      for (int n = 0; n < N; n += 7) {
+        const Bound ref = reference(t, W.data() + n * rb, X.data() + static_cast<size_t>(m) * K, K);
+        ASSERT_NEAR(want[m * N + n], Y0[m * N + n] + ref.want, ref.tolerance + 1e-6 * std::fabs(Y0[m * N + n]));
+      }
+  }
+}
+
+TEST(QuantMatmulTest, AccumulateAndUnalignedRows) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int N = 45, K = 160, M = 4;
+  for (QuantType t : kTypes) {
+    const QuantMatrix aligned = random_matrix(t, N, K, rng, 0);
+    QuantMatrix odd{std::vector<unsigned char>(aligned.bytes.size() + 3), 3};
+    std::memcpy(odd.bytes.data() + 3, aligned.data(), aligned.bytes.size());
+    std::vector<float> X(static_cast<size_t>(M) * K), Y(static_cast<size_t>(M) * N), Y0(Y.size());
+    for (float& v : X) v = normal(rng);
+    for (float& v : Y0) v = normal(rng);
+    std::vector<float> fresh(Y.size());
+    quant_matmul(t, aligned.data(), N, K, X.data(), M, fresh.data(), false);
+    Y = Y0;
+    quant_matmul(t, odd.data(), N, K, X.data(), M, Y.data(), true);
+    for (size_t i = 0; i < Y.size(); ++i) ASSERT_EQ(Y[i], Y0[i] + fresh[i]) << to_string(t) << " at " << i;
+    std::vector<float> y(Y0.begin(), Y0.begin() + N);
+    quant_gemv(t, odd.data(), N, K, X.data(), y.data(), true);
+    for (int n = 0; n < N; ++n) ASSERT_EQ(y[n], Y[n]) << to_string(t) << " gemv at " << n;
+  }
 }
 
 TEST(QuantKernelTest, GemvIsOneDotPerRow) {

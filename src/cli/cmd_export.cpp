@@ -1,0 +1,89 @@
+// `potop export`: a trained model in another program's format. --format gguf writes a GPT as
+// llama.cpp's gpt2 architecture (export/gguf_gpt2.h, docs/export.md), with f32, f16 or q8_0
+// weights; --format hf writes a Hugging Face GPT-2 directory (export/hf_export.h, docs/export-hf.md).
+// A quantized model exports its matrices dequantized (and, for --type q8_0, quantized again).
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "export/gguf_gpt2.h"
+#include "export/hf_export.h"
+#include "models/gpt/gpt_kind.h"
+
+namespace potop::cli {
+
+namespace {
+
+struct ExportArgs {
+  ModelArgs model;
+  std::string format, type = "f32", out;
+};
+
+// --out: its directory must exist (nothing is created) and it must not be one.
+void check_out(const fs::path& out) {
+  if (out.empty()) throw Error("--out: give the file to write");
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) throw Error("--out " + out.string() + ": is a directory; give the file to write");
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw Error("--out " + out.string() + ": directory " + dir.string() + " does not exist");
+}
+
+// general.name: the model directory's name (a lone weights file: its stem).
+std::string model_name(const fs::path& model) {
+  const fs::path p = model.filename().empty() ? model.parent_path() : model;
+  return p.extension() == ".safetensors" ? p.stem().string() : p.filename().string();
+}
+
+int export_gguf(const ExportArgs& a) {
+  const GgmlType weights = parse_gguf_weight_type(a.type, "--type");
+  check_out(a.out);
+  LoadedModel m = load_model(a.model);
+  if (m.kind != &gpt_kind())
+    throw wrong_kind(a.model.model, *m.kind, "a GPT, the one kind GGUF export holds (exporting a kind the format cannot hold)");
+  LoadedGpt gpt = loaded_as<GPT, GPTConfig>(std::move(m));
+  std::vector<std::string> notes;
+  const GgufWriter w = gpt2_gguf(*gpt.model, *gpt.tokenizer, weights, model_name(a.model.model), notes);
+  announce(gpt);
+  for (const std::string& note : notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  w.write(a.out);
+  std::fprintf(stderr, "export: %s: llama.cpp gpt2, %s weights, %zu tensors, %s\n", a.out.c_str(), to_string(weights),
+               w.tensor_count(), format_bytes(w.file_bytes()).c_str());
+  return 0;
+}
+
+int export_hf_dir(const ExportArgs& a, bool type_given) {
+  if (type_given && a.type != "f32") throw Error("--type " + a.type + ": --format hf writes float32 weights only");
+  if (a.out.empty()) throw Error("--out: give the directory to write");
+  LoadedGpt gpt = load_gpt(a.model);
+  announce(gpt);
+  export_hf(gpt, a.out);
+  std::fprintf(stderr, "export: %s: a Hugging Face GPT-2 directory (GPT2LMHeadModel)\n", a.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Run add_export(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "write a trained GPT in another program's format: GGUF for llama.cpp, or a Hugging Face GPT-2 directory");
+  auto a = std::make_shared<ExportArgs>();
+  add_model_options(cmd, a->model);
+  cmd->add_option("--format", a->format, "gguf (llama.cpp's gpt2 architecture) or hf (a Hugging Face GPT-2 directory)")
+      ->required()
+      ->check(CLI::IsMember({"gguf", "hf"}));
+  CLI::Option* type = cmd->add_option("--type", a->type, "gguf: the weight matrices as f32, f16 or q8_0 (norms and biases stay f32)")
+      ->capture_default_str();
+  cmd->add_option("-o,--out", a->out,
+                  "gguf: the file to write; hf: the directory (new or empty); a failure leaves nothing");
+  return [a, type]() {
+    if (a->format == "hf") return export_hf_dir(*a, type->count() > 0);
+    if (a->out.empty()) throw Error("--out: give the .gguf file to write");
+    return export_gguf(*a);
+  };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,41 @@
+// A potop GPT as llama.cpp's "gpt2" architecture (src/models/gpt2.cpp there): the same graph —
+// learned positions added to the token embeddings, pre-LN blocks of fused-QKV causal attention
+// and a GELU (tanh) MLP, every linear map and LayerNorm with a bias, a final LayerNorm, and the
+// output projection tied to the token embeddings — under llama.cpp's tensor names and keys:
+//
+//   potop (Hugging Face GPT-2 names)     GGUF                   ne (fastest first)
+//   wte.weight (V, C)                    token_embd.weight      {C, V}   (also the output, tied)
+//   wpe.weight (T, C)                    position_embd.weight   {C, T}   (always f32)
+//   h.N.ln_1.weight/bias                 blk.N.attn_norm.*      {C}
+//   h.N.attn.c_attn.weight (C, 3C)       blk.N.attn_qkv.weight  {C, 3C}  (transposed: out rows of in)
+//   h.N.attn.c_proj.weight (C, C)        blk.N.attn_output.*    {C, C}
+//   h.N.ln_2.weight/bias                 blk.N.ffn_norm.*       {C}
+//   h.N.mlp.c_fc.weight (C, 4C)          blk.N.ffn_up.*         {C, 4C}
+//   h.N.mlp.c_proj.weight (4C, C)        blk.N.ffn_down.*       {4C, C}
+//   ln_f.weight/bias                     output_norm.*          {C}
+//
+// A model without biases gets zero bias tensors (llama.cpp requires them); sinusoidal positions
+// are written as their table, computed by the function the model uses. Post-LN and ReLU have no
+// counterpart in llama.cpp's gpt2 and are refused.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "export/gguf_writer.h"
+#include "models/gpt/gpt.h"
+#include "tokenizer/tokenizer.h"
+
+namespace potop {
+
+// What --type writes the weight matrices as: f32, f16 or q8_0. 1-D tensors (norms, biases) and
+// the position table stay f32, as llama.cpp's converter keeps them; a matrix whose rows are not
+// whole q8_0 blocks (32 values) falls back to f16, with a note.
+GgmlType parse_gguf_weight_type(const std::string& name, const std::string& flag);
+
+// The GGUF of model and tokenizer. `name` goes to general.name. Lines for the user (fallbacks,
+// what llama.cpp does differently) are appended to notes. Throws potop::Error naming the config
+// field or tokenizer that llama.cpp cannot hold.
+GgufWriter gpt2_gguf(const GPT& model, const Tokenizer& tokenizer, GgmlType weights, const std::string& name,
+                     std::vector<std::string>& notes);
+
+}  // namespace potop

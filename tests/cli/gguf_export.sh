@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# potop export --format gguf: bad inputs (one line, exit 1, nothing written), then two tiny models
+# trained here — a char model and a SentencePiece BPE one, on generated Polish text — exported at
+# f32, f16 and q8_0 and run by the real llama.cpp through node-llama-cpp (tests/gguf, pinned):
+# the same ids, log-probabilities and greedy continuation as potop (tests/gguf/export.test.mjs).
+# Without node or tests/gguf/node_modules the llama.cpp part exits 77 (CTest's skip), or fails
+# with POTOP_STRICT_SKIPS=1.
+#
+#   bash tests/cli/gguf_export.sh <path to potop>
+POTOP=${1:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
+GGUF_TESTS="$HERE/../gguf"
+
+# Polish sentences with diacritics and 3-byte characters („ ” — …), deterministic.
+/usr/bin/python3 - corpus.txt <<'PY'
+import random, sys
+rng = random.Random(26)
+words = ("kmicic ruszył z kopyta a pan zagłoba zawołał żywo mości panowie litwo ojczyzno moja ty jesteś jak "
+         "zdrowie ile cię trzeba cenić ten tylko się dowie kto cię stracił źrebię łąka gęś żółć "
+         "Żmudź Świętosław").split()
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    for _ in range(600):
+        s = " ".join(rng.choice(words) for _ in range(rng.randint(4, 10)))
+        r = rng.random()
+        s = f"„{s.capitalize()}” — rzekł" if r < 0.15 else s.capitalize() + ("…" if r < 0.25 else ".")
+        f.write(s + "\n")
+PY
+head -n 40 corpus.txt | tail -n 20 >lines.txt
+PROMPT="Pan zagłoba zawołał — "
+MODEL=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 256 --batch-size 4 --eval-iters 2 --eval-interval 100
+       --log-interval 50 --threads 1 --dropout 0)
+
+"$POTOP" train --data corpus.txt --out char --steps 100 "${MODEL[@]}" 2>char.log ||
+  { cat char.log >&2; fail "train (char) exited non-zero"; finish; }
+"$POTOP" tokenizer train --kind bpe --vocab-size 400 --data corpus.txt --out tok 2>tok.log ||
+  { cat tok.log >&2; fail "tokenizer train (bpe) exited non-zero"; finish; }
+"$POTOP" train --data corpus.txt --tokenizer tok --out bpe --steps 100 "${MODEL[@]}" 2>bpe.log ||
+  { cat bpe.log >&2; fail "train (bpe) exited non-zero"; finish; }
+
+for m in char bpe; do
+  mkdir -p "gguf-$m"
+  for type in f32 f16 q8_0; do
+    if "$POTOP" export -m "$m" --format gguf --type "$type" --out "gguf-$m/$type.gguf" 2>"export-$m-$type.log" &&
+        [ "$(head -c 4 "gguf-$m/$type.gguf")" = GGUF ]; then
+      ok "export $m --type $type: $(tail -n 1 "export-$m-$type.log")"
+    else
+      fail "export $m --type $type: $(cat "export-$m-$type.log")"
+    fi
+  done
+done
+
+# Bad inputs: one line, exit 1, nothing written.
+no_file() {  # no_file <name> <path>: nothing (not even a temporary file) was left
+  if compgen -G "$2*" >/dev/null; then fail "$1: left $(ls -d "$2"*)"; fi
+}
+expect_error "export --type q3_k" 1 strict "--type" "q3_k" -- export -m char --format gguf --type q3_k --out x.gguf
+no_file "export --type q3_k" x.gguf
+expect_error "export --out in a missing directory" 1 strict "missing/dir" -- export -m char --format gguf --out missing/dir/x.gguf
+make_pairs pairs.tsv 60
+if "$POTOP" translate train --data pairs.tsv --out tr --steps 2 "${TINY_TRANSLATE[@]}" >tr.log 2>&1; then
+  expect_error "export an encoder-decoder model" 1 log "exporting a kind the format cannot hold" -- \
+    export -m tr --format gguf --out x.gguf
+  no_file "export an encoder-decoder model" x.gguf
+else
+  fail "translate train exited non-zero: $(tail -n 1 tr.log)"
+fi
+expect_error "export without -m" 2 strict "--model" -- export --format gguf --out x.gguf
+expect_error "export --format hf --type q8_0" 1 strict "--type q8_0" "float32 weights only" -- \
+  export -m char --format hf --type q8_0 --out hf-q8
+no_file "export --format hf --type q8_0" hf-q8
+if "$POTOP" export -m char --format hf --out hf-char >/dev/null 2>&1 && [ -f hf-char/config.json ] &&
+  [ -f hf-char/model.safetensors ]; then ok "export --format hf writes a GPT-2 directory"
+else fail "export --format hf"; fi
+head -c 100 gguf-char/f32.gguf >truncated.gguf
+expect_error "sample -m truncated.gguf" 1 log "truncated.gguf: a GGUF file" -- sample -m truncated.gguf -n 5
+printf 'not a model at all' >garbage.gguf
+expect_error "sample -m garbage.gguf" 1 log "garbage.gguf: a GGUF file" -- sample -m garbage.gguf -n 5
+expect_error "sample -m an exported .gguf" 1 log "f32.gguf: a GGUF file" -- sample -m gguf-char/f32.gguf -n 5
+
+if [ "$FAILURES" -gt 0 ]; then finish; fi
+if [ ! -d "$GGUF_TESTS/node_modules" ] || ! command -v node >/dev/null; then
+  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "node or $GGUF_TESTS/node_modules missing: run scripts/setup.sh --all"; finish; fi
+  echo "skip llama.cpp checks (node or tests/gguf/node_modules missing: run scripts/setup.sh --all)"
+  exit 77
+fi
+
+for m in char bpe; do
+  start_serve "serve-$m.log" --model "$m" --threads 1
+  if node --test-reporter=tap "$GGUF_TESTS/export.test.mjs" "$POTOP" "$m" "gguf-$m" "http://127.0.0.1:$PORT" \
+      "$PROMPT" lines.txt >"node-$m.log" 2>&1; then
+    ok "llama.cpp runs the $m model as potop does: $(grep '^# compared' "node-$m.log" | head -n 1)"
+  else
+    cat "node-$m.log" >&2
+    fail "llama.cpp on the $m model (node-$m.log above)"
+  fi
+  grep '^# ' "node-$m.log" | grep -v '^# \(tests\|suites\|pass\|fail\|cancelled\|skipped\|todo\|duration_ms\)' || true
+  kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null || true
+done
+finish
