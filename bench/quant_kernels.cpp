@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   struct Shape {
     int K, N;  // y (N) = W (N, K) x (K)
   };
-  for (Shape s : {Shape{4096, 4096}, Shape{768, 3072}, Shape{3072, 768}}) {
+  for (Shape s : {Shape{4096, 4096}, Shape{768, 3072}, Shape{3072, 768}, Shape{256, 1152}, Shape{384, 1152}, Shape{512, 1152}, Shape{1536, 384}}) {
     const int K = s.K, N = s.N;
     std::vector<float> w(static_cast<size_t>(N) * K), x(static_cast<size_t>(64) * K);
     for (float& v : w) v = normal(rng);

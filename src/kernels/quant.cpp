@@ -378,18 +378,15 @@ POTOP_AVX2 inline __m256 add_group(__m256 acc, __m256i sums, const unsigned char
                         static_cast<short>(u16_at(p + 4 * bb)), static_cast<short>(u16_at(p + 5 * bb)),
                         static_cast<short>(u16_at(p + 6 * bb)), static_cast<short>(u16_at(p + 7 * bb)));
   } else {
-    alignas(32) float d8[8] = {};
-    alignas(32) int32_t s8[8] = {};
-    alignas(16) uint16_t w8[8] = {};
-    for (int l = 0; l < count; ++l) {
-      d8[l] = dx[b + l];
-      s8[l] = sx[b + l];
-      w8[l] = u16_at(row + (b + l) * bb);
-    }
-    dxv = _mm256_load_ps(d8);
+    // The lanes past `count` zero. Masked loads, not a stack array filled element by element: a
+    // vector load of freshly stored scalars stalls on store forwarding, and with a row of 12
+    // blocks (384 inputs) that stall cost more than the 8 blocks before it.
+    const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    dxv = _mm256_maskload_ps(dx + b, live);
     if constexpr (T == QuantType::kQ4_0)
-      sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(s8)), 3));
-    dw = _mm_load_si128(reinterpret_cast<const __m128i*>(w8));
+      sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_maskload_epi32(sx + b, live), 3));
+    const auto w_at = [&](int l) { return static_cast<short>(l < count ? u16_at(row + (b + l) * bb) : 0); };
+    dw = _mm_setr_epi16(w_at(0), w_at(1), w_at(2), w_at(3), w_at(4), w_at(5), w_at(6), w_at(7));
   }
   return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(dw), dxv), _mm256_cvtepi32_ps(sums), acc);
 }
@@ -417,6 +414,64 @@ POTOP_AVX2 float row_dot_avx2(const unsigned char* row, const int8_t* qx, const 
     acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);
   }
   return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));
+}
+
+// The gathered f16 scales of blocks b..b+7 of a row, as floats.
+template <QuantType T>
+POTOP_AVX2 inline __m256 scales8(const unsigned char* row, int b) {
+  constexpr size_t bb = block_bytes(T);
+  const unsigned char* p = row + b * bb;
+  return _mm256_cvtph_ps(_mm_setr_epi16(static_cast<short>(u16_at(p)), static_cast<short>(u16_at(p + bb)),
+                                        static_cast<short>(u16_at(p + 2 * bb)), static_cast<short>(u16_at(p + 3 * bb)),
+                                        static_cast<short>(u16_at(p + 4 * bb)), static_cast<short>(u16_at(p + 5 * bb)),
+                                        static_cast<short>(u16_at(p + 6 * bb)), static_cast<short>(u16_at(p + 7 * bb))));
+}
+
+// add_group's float step for a whole group, its scales dw already gathered (the same operations,
+// so the same result).
+template <QuantType T>
+POTOP_AVX2 inline __m256 add_group8(__m256 acc, __m256i sums, __m256 dw, const float* dx, const int32_t* sx, int b) {
+  if constexpr (T == QuantType::kQ4_0)
+    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sx + b)), 3));
+  return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(dx + b)), _mm256_cvtepi32_ps(sums), acc);
+}
+
+// Four rows of x against one row of W (x row m at qx + m·K, its scales at dx + m·nb and sums at
+// sx + m·nb): each weight block is decoded and its scale read once for the four, and each row's
+// result is row_dot_avx2's, bit for bit (the same sums in the same order).
+template <QuantType T>
+POTOP_AVX2 void rows4_dot_avx2(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb,
+                               size_t K, float* out) {
+  constexpr size_t bb = block_bytes(T);
+  const size_t nbs = static_cast<size_t>(nb);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    __m256i w[8], sign[8];
+    for (int l = 0; l < 8; ++l) {
+      const unsigned char* blk = row + (b + l) * bb;
+      if constexpr (T == QuantType::kQ8_0) {
+        sign[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+        w[l] = _mm256_sign_epi8(sign[l], sign[l]);
+      } else {
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        w[l] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+      }
+    }
+    const __m256 dw = scales8<T>(row, b);
+    for (int m = 0; m < 4; ++m) {
+      const int8_t* q = qx + m * K + static_cast<size_t>(b) * kQuantBlock;
+      __m256i v[8];
+      for (int l = 0; l < 8; ++l) {
+        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + l * kQuantBlock));
+        if constexpr (T == QuantType::kQ8_0) x = _mm256_sign_epi8(x, sign[l]);
+        v[l] = _mm256_madd_epi16(_mm256_maddubs_epi16(w[l], x), _mm256_set1_epi16(1));
+      }
+      acc[m] = add_group8<T>(acc[m], hsum8x8(v), dw, dx + m * nbs, sx + m * nbs, b);
+    }
+  }
+  for (int m = 0; m < 4; ++m)
+    out[m] = sum8(tail_avx2<T>(acc[m], row, qx + m * K, dx + m * nbs, sx + m * nbs, b, nb));
 }
 
 // ---- AVX-512: two blocks per 512-bit register (block b in the low half, b + 1 in the high).
@@ -479,6 +534,42 @@ POTOP_AVX512 inline void pair_operands(const unsigned char* blk, const int8_t* q
       acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);                                                 \
     }                                                                                                         \
     return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));                                                   \
+  }                                                                                                           \
+  /* Four rows of x, each weight pair decoded once (as rows4_dot_avx2; each result NAME's, bit for bit). */  \
+  template <QuantType T>                                                                                      \
+  TARGET void NAME##_rows4(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx,      \
+                           int nb, size_t K, float* out) {                                                    \
+    constexpr size_t bb = block_bytes(T);                                                                     \
+    const size_t nbs = static_cast<size_t>(nb);                                                               \
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};     \
+    int b = 0;                                                                                                \
+    for (; b + 8 <= nb; b += 8) {                                                                             \
+      __m512i wd[4];                                                                                          \
+      __mmask64 neg[4] = {0, 0, 0, 0};                                                                        \
+      for (int l = 0; l < 4; ++l) {                                                                           \
+        wd[l] = pair_weights<T>(row + (b + 2 * l) * bb);                                                      \
+        if constexpr (T == QuantType::kQ8_0) {                                                                \
+          neg[l] = _mm512_movepi8_mask(wd[l]);                                                                \
+          wd[l] = _mm512_maskz_abs_epi8(~__mmask64{0}, wd[l]);                                                \
+        }                                                                                                     \
+      }                                                                                                       \
+      const __m256 dw = scales8<T>(row, b);                                                                   \
+      for (int m = 0; m < 4; ++m) {                                                                           \
+        const int8_t* q = qx + m * K + static_cast<size_t>(b) * kQuantBlock;                                  \
+        __m256i v[8];                                                                                         \
+        for (int l = 0; l < 4; ++l) {                                                                         \
+          const __m512i w = wd[l];                                                                            \
+          __m512i x = _mm512_loadu_si512(q + 2 * l * kQuantBlock);                                            \
+          if constexpr (T == QuantType::kQ8_0) x = _mm512_mask_sub_epi8(x, neg[l], _mm512_setzero_si512(), x); \
+          const __m512i p = MULTIPLY;                                                                         \
+          v[2 * l] = _mm512_maskz_extracti64x4_epi64(0xF, p, 0);                                              \
+          v[2 * l + 1] = _mm512_maskz_extracti64x4_epi64(0xF, p, 1);                                          \
+        }                                                                                                     \
+        acc[m] = add_group8<T>(acc[m], hsum8x8(v), dw, dx + m * nbs, sx + m * nbs, b);                        \
+      }                                                                                                       \
+    }                                                                                                         \
+    for (int m = 0; m < 4; ++m)                                                                               \
+      out[m] = sum8(tail_avx2<T>(acc[m], row, qx + m * K, dx + m * nbs, sx + m * nbs, b, nb));                \
   }
 
 POTOP_AVX512_ROW_KERNEL(row_dot_avx512, POTOP_AVX512, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)))
@@ -547,6 +638,8 @@ void dequantize_row_scalar(QuantType type, const unsigned char* row, int K, floa
 
 using F16Dot = float (*)(const void*, const float*, int);
 using RowDot = float (*)(const unsigned char*, const int8_t*, const float*, const int32_t*, int);
+// Four rows of x at once (x row m at qx + m·K): null where the ISA has none (scalar).
+using Rows4Dot = void (*)(const unsigned char*, const int8_t*, const float*, const int32_t*, int, size_t, float*);
 using QuantizeX = void (*)(const float*, int, int8_t*, float*, int32_t*);
 using Dequantize = void (*)(QuantType, const unsigned char*, int, float*);
 
@@ -555,7 +648,9 @@ struct Kernels {
   RowDot q8, q4;
   QuantizeX quantize;
   Dequantize dequantize;
+  Rows4Dot q8x4 = nullptr, q4x4 = nullptr;
   RowDot of(QuantType t) const { return t == QuantType::kQ8_0 ? q8 : q4; }
+  Rows4Dot rows4_of(QuantType t) const { return t == QuantType::kQ8_0 ? q8x4 : q4x4; }
 };
 
 float row_dot_scalar_q8(const unsigned char* r, const int8_t* q, const float* d, const int32_t* s, int nb) {
@@ -569,11 +664,13 @@ Kernels kernels_of(QuantIsa isa) {
   switch (isa) {
     case QuantIsa::kAvx512Vnni:
       return {dot_f16_avx512, row_dot_avx512vnni<QuantType::kQ8_0>, row_dot_avx512vnni<QuantType::kQ4_0>, quantize_x_avx2,
-              dequantize_row_avx2};
+              dequantize_row_avx2, row_dot_avx512vnni_rows4<QuantType::kQ8_0>, row_dot_avx512vnni_rows4<QuantType::kQ4_0>};
     case QuantIsa::kAvx512:
-      return {dot_f16_avx512, row_dot_avx512<QuantType::kQ8_0>, row_dot_avx512<QuantType::kQ4_0>, quantize_x_avx2, dequantize_row_avx2};
+      return {dot_f16_avx512, row_dot_avx512<QuantType::kQ8_0>, row_dot_avx512<QuantType::kQ4_0>, quantize_x_avx2,
+              dequantize_row_avx2, row_dot_avx512_rows4<QuantType::kQ8_0>, row_dot_avx512_rows4<QuantType::kQ4_0>};
     case QuantIsa::kAvx2:
-      return {dot_f16_avx2, row_dot_avx2<QuantType::kQ8_0>, row_dot_avx2<QuantType::kQ4_0>, quantize_x_avx2, dequantize_row_avx2};
+      return {dot_f16_avx2, row_dot_avx2<QuantType::kQ8_0>, row_dot_avx2<QuantType::kQ4_0>, quantize_x_avx2,
+              dequantize_row_avx2, rows4_dot_avx2<QuantType::kQ8_0>, rows4_dot_avx2<QuantType::kQ4_0>};
     case QuantIsa::kScalar: break;
   }
   return {dot_f16_scalar, row_dot_scalar_q8, row_dot_scalar_q4, quantize_x_scalar, dequantize_row_scalar};
@@ -614,14 +711,20 @@ bool worth_threads(size_t weight_bytes, int M) {
 
 // From this many rows of X on, dequantizing W panel by panel and multiplying in f32 (sgemm) is
 // faster than the integer kernels. Measured on Zen 4, one thread (bench/quant_kernels.cpp): the
-// integer kernels hold 80-93 GFLOP/s for every M, the panels' sgemm beats them from M = 32 at
-// K = 768 (1.5 ms against 1.8 at M = 32, 2.0 against 3.4 at M = 64) but not at K = 3072 or 4096,
-// where sgemm on a 64-row panel ran at ~25 GFLOP/s. f16 weights have no integer kernel, and their
-// float one re-reads W's row for each row of X: the panels win from M = 32 at every K.
-constexpr int kPanelRows = 64;
+// integer kernels (four rows of X per decoded block) hold 90-140 GFLOP/s, the panels' sgemm
+// beats them from M = 32 at K = 768 but not at K > 1024 (q8_0, M = 64: 2.4 ms against 1.9 for a
+// whole-matrix sgemm at K = 3072). f16 weights have no integer kernel, and their float one
+// re-reads W's row for each row of X: the panels win from M = 32 at every K. A row whose blocks
+// are not whole groups of eight (384 inputs: 12 blocks) spends much of its integer time on its
+// last few blocks, and there the panels win from a few rows on: at K = 384, N = 1152, M = 16,
+// q8_0 took 144 µs as panels against 358 µs in integers (f32 sgemm 94). Panels of 256 rows: with
+// 64, sgemm's calls were too small (223 µs there).
+constexpr int kPanelRows = 256;
 int many_rows(QuantType type, int K) {
   if (type == QuantType::kF16) return 32;
-  return K <= 1024 ? 32 : std::numeric_limits<int>::max();
+  if (K > 1024) return std::numeric_limits<int>::max();
+  if ((K / kQuantBlock) % 8 != 0) return type == QuantType::kQ8_0 ? 4 : 8;
+  return 32;
 }
 
 void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
@@ -660,16 +763,30 @@ void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const
   const int nb = K / kQuantBlock;
   const QX qx = quantize_rows(k, X, M, K);
   const RowDot dot = k.of(type);
-  // Each row of W is read from memory once and stays in L1 while the M rows of x go past it.
+  const Rows4Dot dot4 = k.rows4_of(type);
+  // Each row of W is read from memory once and stays in L1 while the M rows of x go past it, four
+  // at a time where the ISA decodes a block once for four (the same results as one at a time).
 #pragma omp parallel for schedule(static) if (parallel)
-  for (int n = 0; n < N; ++n)
-    for (int m = 0; m < M; ++m) {
+  for (int n = 0; n < N; ++n) {
+    const unsigned char* w = rows + static_cast<size_t>(n) * row_bytes;
+    int m = 0;
+    if (dot4)
+      for (; m + 4 <= M; m += 4) {
+        const size_t mb = static_cast<size_t>(m) * nb;
+        float v[4];
+        dot4(w, qx.q + static_cast<size_t>(m) * K, qx.d + mb, qx.s + mb, nb, static_cast<size_t>(K), v);
+        for (int i = 0; i < 4; ++i) {
+          float& y = Y[(m + i) * n_out + n];
+          y = accumulate ? y + v[i] : v[i];
+        }
+      }
+    for (; m < M; ++m) {
       const size_t mb = static_cast<size_t>(m) * nb;
-      const float v = dot(rows + static_cast<size_t>(n) * row_bytes, qx.q + static_cast<size_t>(m) * K, qx.d + mb,
-                          qx.s + mb, nb);
+      const float v = dot(w, qx.q + static_cast<size_t>(m) * K, qx.d + mb, qx.s + mb, nb);
       float& y = Y[m * n_out + n];
       y = accumulate ? y + v : v;
     }
+  }
 }
 
 }  // namespace

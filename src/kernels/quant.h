@@ -62,9 +62,10 @@ void dequantize_row(QuantType type, const void* row, int K, float* out);
 // ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Every ISA and the scalar code do exactly
 // this, so for finite inputs q8_0 and q4_0 results are bit-identical whatever the ISA, the
 // thread count, or M (a row of quant_matmul is quant_gemv of that row), as long as quant_matmul
-// takes the integer path: always for K > 1024, else for M < 32. From M = 32 rows at K <= 1024
-// (and M >= 32 for f16) quant_matmul dequantizes W in panels of 64 rows and multiplies in f32
-// (sgemm), faster there; that is the dequantize-then-float product, without x's rounding, still
+// takes the integer path: always for K > 1024 and for M < 4; for K <= 1024 below M = 32, or below
+// M = 4 (q8_0) and 8 (q4_0) when K / 32 blocks are not whole groups of 8. From there (and from
+// M = 32 for f16) quant_matmul dequantizes W in panels of 256 rows and multiplies in f32 (sgemm),
+// faster there; that is the dequantize-then-float product, without x's rounding, still
 // independent of the thread count. The f16 float kernels sum in the order of their vector width:
 // they agree across ISAs only to float rounding.
 

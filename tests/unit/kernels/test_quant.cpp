@@ -390,11 +390,12 @@ TEST(QuantMatmulTest, IntegerKernelsAreBitIdenticalAcrossIsasThreadsAndM) {
   std::mt19937 rng(19);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int threads = omp_get_max_threads();
+  // M where the integer path runs (quant.h): 3 rows at any K; 9 (two groups of four and one
+  // alone) where the blocks are whole groups of 8 or K > 1024.
   for (QuantType t : {QuantType::kQ8_0, QuantType::kQ4_0})
-    for (int K : {32, 96, 288, 544, 4096}) {
+    for (auto [K, M] : {std::pair{32, 3}, {96, 3}, {288, 3}, {544, 3}, {256, 9}, {512, 7}, {4096, 9}, {1056, 9}}) {
       const int N = 301;  // enough weights for the parallel path at K = 4096
       const QuantMatrix W = random_matrix(t, N, K, rng, 0);
-      const int M = 9;
       std::vector<float> X(static_cast<size_t>(M) * K);
       for (float& v : X) v = normal(rng);
       std::vector<float> want(static_cast<size_t>(M) * N);
@@ -455,7 +456,7 @@ TEST(QuantMatmulTest, ManyRowsDoNotDependOnTheThreadCount) {
 TEST(QuantMatmulTest, AccumulateAndUnalignedRows) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const int N = 45, K = 160, M = 4;
+  const int N = 45, K = 160, M = 3;  // below the panels (quant.h): quant_gemv gives row 0 bit for bit
   for (QuantType t : kTypes) {
     const QuantMatrix aligned = random_matrix(t, N, K, rng, 0);
     QuantMatrix odd{std::vector<unsigned char>(aligned.bytes.size() + 3), 3};
