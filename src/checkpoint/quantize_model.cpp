@@ -1,7 +1,5 @@
 #include "checkpoint/quantize_model.h"
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -82,42 +80,27 @@ fs::path default_quantized_path(const fs::path& model, QuantType type) {
 void write_quantized_model(const LoadedModel& model, const fs::path& source, const fs::path& out, QuantType type) {
   std::error_code ec;
   if (fs::exists(out, ec)) throw Error("--out " + out.string() + ": exists; remove it or choose another --out");
-  if (!fs::is_directory(source)) {
-    if (out.extension() != ".safetensors")
-      throw Error("--out " + out.string() + ": a lone weights file quantizes to a .safetensors file");
-    ensure_writable_directory(out.parent_path().empty() ? fs::path(".") : out.parent_path());
-    save_quantized_weights(model, out);
-    return;
-  }
-  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  ensure_writable_directory(parent);
-  std::string hidden = out.filename().string();  // built by appending: g++ 12 warns falsely on "." + string
-  hidden.insert(0, 1, '.');
-  hidden += ".tmp-" + std::to_string(::getpid());
-  const fs::path staging = parent / hidden;
-  fs::remove_all(staging, ec);
+  const bool lone_file = !fs::is_directory(source);
+  if (lone_file && out.extension() != ".safetensors")
+    throw Error("--out " + out.string() + ": a lone weights file quantizes to a .safetensors file");
+  ensure_writable_directory(out.parent_path().empty() ? fs::path(".") : out.parent_path());
+  if (lone_file) return save_quantized_weights(model, out);
   try {
-    fs::create_directory(staging);
-    // The tokenizer's files, metrics and a translation model's splits come along; checkpoints
-    // (float ones, and the training state) and lock files do not.
-    for (const auto& entry : fs::directory_iterator(source)) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_regular_file() || name.starts_with(".") || entry.path().extension() == ".safetensors") continue;
-      if (name == "config.json") continue;
-      fs::copy_file(entry.path(), staging / name);
-    }
-    nlohmann::json config = model.files;
-    config["quantized"] = to_string(type);
-    write_file_atomic(staging / "config.json",
-                      config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    save_quantized_weights(model, staging / "latest.safetensors");
-    fs::rename(staging, out);
+    write_directory_atomic(out, [&](const fs::path& staging) {
+      // The tokenizer's files, metrics and a translation model's splits come along; checkpoints
+      // (float ones, and the training state) and lock files do not.
+      for (const auto& entry : fs::directory_iterator(source)) {
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_regular_file() || name.starts_with(".") || entry.path().extension() == ".safetensors") continue;
+        if (name != "config.json") fs::copy_file(entry.path(), staging / name);
+      }
+      nlohmann::json config = model.files;
+      config["quantized"] = to_string(type);
+      write_file_atomic(staging / "config.json", config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      save_quantized_weights(model, staging / "latest.safetensors");
+    });
   } catch (const fs::filesystem_error& e) {
-    fs::remove_all(staging, ec);
     throw Error("--out " + out.string() + ": " + e.code().message());
-  } catch (...) {
-    fs::remove_all(staging, ec);
-    throw;
   }
 }
 

@@ -166,12 +166,9 @@ void load_weights(const SafetensorsFile& file, ParameterSet& params) {
 }
 
 std::string read_quantization(const Metadata& metadata, const std::string& path) {
-  std::vector<std::string> types;
-  for (const auto& [name, type] : quantized_tensors(metadata, path))
-    if (std::find(types.begin(), types.end(), to_string(type)) == types.end()) types.push_back(to_string(type));
-  std::string out;
-  for (const std::string& t : types) out += (out.empty() ? "" : "+") + t;
-  return out;
+  std::vector<QuantType> types;
+  for (const auto& [name, type] : quantized_tensors(metadata, path)) types.push_back(type);
+  return quant_types_name(types);
 }
 
 void refuse_quantized(const Metadata& metadata, const std::string& where, const std::string& what) {

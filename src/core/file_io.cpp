@@ -168,6 +168,26 @@ void write_file_atomic(const fs::path& path, const std::vector<ByteChunk>& chunk
   });
 }
 
+void write_directory_atomic(const fs::path& dir, const std::function<void(const fs::path& staging)>& fill) {
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  std::string hidden(1, '.');  // appended piece by piece: "." + string trips GCC 12's -Wrestrict
+  hidden.append(dir.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
+  const fs::path staging = parent / hidden;
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  if (!fs::create_directory(staging, ec) || ec)
+    throw Error(staging.string() + ": cannot create the directory: " + (ec ? ec.message() : "it exists"));
+  try {
+    fill(staging);
+    fs::rename(staging, dir, ec);
+    if (ec) throw Error(dir.string() + ": cannot rename " + staging.filename().string() + " to it: " + ec.message());
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  sync_directory(dir);
+}
+
 std::string read_file(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path.string() + ": cannot open: " + errno_text(errno));

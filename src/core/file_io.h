@@ -40,6 +40,13 @@ void write_file_atomic(const std::filesystem::path& path, const FileWriter& writ
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 void write_file_atomic(const std::filesystem::path& path, const std::vector<ByteChunk>& chunks);
 
+// A new directory, written as a whole or not at all: `fill` writes its files into a hidden sibling
+// (".<name>.tmp-<pid>" beside it), which is then renamed to `dir` (replacing an empty directory
+// there) and its parent synced. On any failure the sibling is removed and the error passed on.
+// `dir` must not exist or be an empty directory (the caller says why otherwise).
+void write_directory_atomic(const std::filesystem::path& dir,
+                            const std::function<void(const std::filesystem::path& staging)>& fill);
+
 // The whole file. Errors name the path: missing, a directory, unreadable.
 std::string read_file(const std::filesystem::path& path);
 // The file parsed as JSON; invalid JSON is an Error naming the path too.

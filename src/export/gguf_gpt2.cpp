@@ -12,12 +12,6 @@ namespace potop {
 
 namespace {
 
-// A tensor's values as floats, row-major in potop's shape. Every value the export writes is read
-// here, so that a model held quantized in memory needs only this function to dequantize.
-std::vector<float> values_of(const ParameterSet& params, ParamId id) {
-  return params.dense_values(id);  // a quantized model's matrices dequantized
-}
-
 ParamId param_id(const ParameterSet& params, const std::string& name) {
   const TensorSpec* spec = params.layout().find(name);
   return spec ? static_cast<ParamId>(spec - params.layout().specs().data()) : kNoParam;
@@ -50,7 +44,7 @@ class Gpt2Tensors {
   // A 1-D tensor (a norm's gain or a bias) as f32; a missing one (no bias) as `fill`s.
   void vector(const std::string& gguf, const std::string& potop, int64_t n, float fill = 0.0f) {
     const ParamId id = param_id(params_, potop);
-    std::vector<float> v = id == kNoParam ? std::vector<float>(static_cast<size_t>(n), fill) : values_of(params_, id);
+    std::vector<float> v = id == kNoParam ? std::vector<float>(static_cast<size_t>(n), fill) : params_.dense_values(id);
     POTOP_CHECK(static_cast<int64_t>(v.size()) == n, potop + ": unexpected size");
     add(gguf, v, n, 1, GgmlType::kF32, false);
   }
@@ -59,7 +53,7 @@ class Gpt2Tensors {
     const ParamId id = param_id(params_, potop);
     POTOP_CHECK(id != kNoParam, "the GPT has no " + potop);
     const Shape& s = params_.spec(id).shape;
-    add(gguf, transposed(values_of(params_, id), s[0], s[1]), s[0], s[1], weights_, true);
+    add(gguf, transposed(params_.dense_values(id), s[0], s[1]), s[0], s[1], weights_, true);
   }
   // A table of rows (embeddings), rows as they are.
   void table(const std::string& gguf, const std::vector<float>& v, int64_t rows, int64_t cols, GgmlType type) {
@@ -137,9 +131,9 @@ GgufWriter gpt2_gguf(const GPT& model, const Tokenizer& tokenizer, GgmlType weig
 
   const ParameterSet& params = model.parameters();
   Gpt2Tensors t(params, w, weights, notes);
-  t.table("token_embd.weight", values_of(params, param_id(params, "wte.weight")), V, C, weights);
+  t.table("token_embd.weight", params.dense_values(param_id(params, "wte.weight")), V, C, weights);
   if (c.positions == PositionEncoding::kLearned) {
-    t.table("position_embd.weight", values_of(params, param_id(params, "wpe.weight")), T, C, GgmlType::kF32);
+    t.table("position_embd.weight", params.dense_values(param_id(params, "wpe.weight")), T, C, GgmlType::kF32);
   } else {  // the fixed table the model adds, as a learned one
     std::vector<float> table(static_cast<size_t>(T * C));
     sinusoidal_positions(table.data(), static_cast<int>(T), static_cast<int>(C));

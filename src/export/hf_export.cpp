@@ -1,9 +1,6 @@
 // A potop GPT as a Hugging Face GPT-2 directory (see hf_export.h and docs/export-hf.md).
 #include "export/hf_export.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <string>
 #include <system_error>
 #include <vector>
@@ -28,12 +25,6 @@ using ojson = nlohmann::ordered_json;
 static_assert(kLayerNormEps == 1e-5f, "config.json's layer_norm_epsilon must follow kLayerNormEps");
 constexpr double kLayerNormEpsilon = 1e-5;
 
-// Every tensor's values are read here and nowhere else: a model whose matrices are stored another
-// way (quantized) needs only this function changed.
-std::vector<float> values_of(const ParameterSet& params, ParamId id) {
-  return params.dense_values(id);  // a quantized model's matrices dequantized
-}
-
 // One tensor of model.safetensors, owning its values.
 struct HfTensor {
   std::string name;
@@ -53,7 +44,7 @@ class TensorCollector {
       throw Error("model: tensor " + name + " is " + shape_string(spec->shape) + ", GPT-2's " + hf_name + " is " +
                   shape_string(shape));
     const auto id = static_cast<ParamId>(spec - params_.layout().specs().data());
-    tensors_.push_back({hf_name, shape, values_of(params_, id)});
+    tensors_.push_back({hf_name, shape, params_.dense_values(id)});
   }
   // A bias: potop's when the model has biases, else zeros (the same function: x·W + 0 = x·W).
   void add_bias(const std::string& hf_name, const std::string& name, int64_t size, bool has_bias) {
@@ -271,14 +262,6 @@ void write_safetensors_file(const fs::path& path, const std::vector<HfTensor>& t
   write_safetensors(path, entries, {{"format", "pt"}});
 }
 
-// fsync of a directory, so that a rename in it is on disk; best effort (some file systems refuse).
-void sync_directory(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  (void)::fsync(fd);
-  ::close(fd);
-}
-
 }  // namespace
 
 void export_hf(const LoadedGpt& model, const fs::path& out_dir) {
@@ -297,26 +280,12 @@ void export_hf(const LoadedGpt& model, const fs::path& out_dir) {
   fs::create_directories(parent, ec);
   if (ec) throw Error(parent.string() + ": cannot create the directory: " + ec.message());
 
-  // Everything goes into a hidden sibling first, renamed to out_dir once complete.
-  std::string tmp_name(1, '.');  // appended piece by piece: "." + string trips GCC 12's -Wrestrict
-  tmp_name.append(out.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
-  const fs::path tmp = parent / tmp_name;
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec) || ec)
-    throw Error(tmp.string() + ": cannot create the directory: " + (ec ? ec.message() : "it exists"));
-  try {
+  write_directory_atomic(out, [&](const fs::path& tmp) {
     write_safetensors_file(tmp / "model.safetensors", gpt2_tensors(model));
     write_file_atomic(tmp / "config.json", dump(config_json(model)));
     write_file_atomic(tmp / "generation_config.json", dump(generation_config_json(model)));
     write_tokenizer_files(model, tmp);
-    fs::rename(tmp, out, ec);  // replaces an empty out_dir
-    if (ec) throw Error(out.string() + ": cannot rename " + tmp.filename().string() + " to it: " + ec.message());
-    sync_directory(parent);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-    throw;
-  }
+  });
 }
 
 }  // namespace potop

@@ -60,6 +60,18 @@ QuantType parse_quant_type(const std::string& name, const std::string& flag) {
   throw Error(flag + " " + name + ": expected f16, q8_0 or q4_0");
 }
 
+std::string quant_types_name(const std::vector<QuantType>& types) {
+  std::vector<QuantType> seen;
+  std::string out;
+  for (QuantType t : types) {
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
+    seen.push_back(t);
+    if (!out.empty()) out += '+';
+    out += to_string(t);
+  }
+  return out;
+}
+
 bool quant_row_fits(QuantType type, int K) { return K > 0 && (type == QuantType::kF16 || K % kQuantBlock == 0); }
 
 size_t quant_row_bytes(QuantType type, int K) {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace potop {
 
@@ -40,6 +41,8 @@ float f16_to_f32(uint16_t h);
 // "f16", "q8_0", "q4_0"; parse_quant_type throws potop::Error naming `flag` for anything else.
 std::string to_string(QuantType type);
 QuantType parse_quant_type(const std::string& name, const std::string& flag);
+// The distinct types of a model's quantized tensors, in order of first appearance: "q8_0", "q8_0+f16".
+std::string quant_types_name(const std::vector<QuantType>& types);
 
 // Bytes of one row of K weights. K must be a multiple of kQuantBlock for q8_0 and q4_0
 // (quant_row_fits says whether it is).

@@ -49,13 +49,10 @@ std::vector<float> ParameterSet::dense_values(ParamId id) const {
 }
 
 std::string ParameterSet::quantization() const {
-  if (!any_quantized()) return "";
-  std::vector<std::string> types;
-  for (const auto& [id, m] : *quantized_)
-    if (std::find(types.begin(), types.end(), to_string(m.type)) == types.end()) types.push_back(to_string(m.type));
-  std::string out;
-  for (const std::string& t : types) out += (out.empty() ? "" : "+") + t;
-  return out;
+  std::vector<QuantType> types;
+  if (quantized_)
+    for (const auto& [id, m] : *quantized_) types.push_back(m.type);
+  return quant_types_name(types);
 }
 
 Arena& ParameterSet::grads() {

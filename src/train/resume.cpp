@@ -72,11 +72,11 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::str
     dir = what;
     const fs::path state = what / kResumeFile;
     if (fs::exists(state, ec)) return state;
-    if (fs::exists(what / "latest.safetensors", ec))
+    if (fs::exists(what / "latest.safetensors", ec)) {
       refuse_quantized(read_safetensors_metadata(what / "latest.safetensors"), what.string(), "resuming training");
-    if (fs::exists(what / "latest.safetensors", ec))
       throw Error(state.string() + ": missing, so " + what.string() +
                   " cannot be resumed (it holds weights only: written by an older potop, or the state was removed)");
+    }
     // config.json without any checkpoint: a run that was stopped before its first one.
     if (fs::exists(what / "config.json", ec) && !fs::exists(what / "best.safetensors", ec))
       throw Error(what.string() + ": its run was stopped before its first checkpoint, so there is nothing to resume; "
