@@ -80,6 +80,16 @@ Run add_serve(CLI::App& app) {
   cmd->add_option("--max-connections", flags.max_connections, "connections served at once, each on a thread; more "
                                                              "wait to be accepted")
       ->capture_default_str();
+  cmd->add_option("--max-client-connections", flags.connections.max_per_client,
+                  "connections one client address may hold open at once; more get 429 (0: no cap, e.g. behind a "
+                  "reverse proxy that has its own)")
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", flags.connections.header_timeout_s,
+                  "seconds a request's line and headers may take to arrive, from its first byte (408 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--body-timeout", flags.connections.body_timeout_s,
+                  "seconds a request's body may take to arrive, from the end of its headers (408 beyond)")
+      ->capture_default_str();
   cmd->add_option("--api-key", flags.guard.api_key, "a key every /v1 request must send as \"Authorization: Bearer KEY\" "
                                                     "(401 otherwise; see also --api-key-file)");
   cmd->add_option("--api-key-file", a->api_key_file, "read the API key from this file's first line (it stays out of "
@@ -108,6 +118,10 @@ Run add_serve(CLI::App& app) {
     check(l.max_attention_tokens >= 1, "--max-attention-tokens must be >= 1");
     l.max_body_bytes = static_cast<size_t>(a->max_body_kib * 1024);
     check(o.max_connections >= 1 && o.max_connections <= 65536, "--max-connections must be between 1 and 65536");
+    const serve::ConnectionLimits& c = o.connections;
+    check(c.max_per_client >= 0 && c.max_per_client <= 65536, "--max-client-connections must be between 0 and 65536");
+    check(c.header_timeout_s >= 0.1 && c.header_timeout_s <= 3600, "--header-timeout must be between 0.1 and 3600 seconds");
+    check(c.body_timeout_s >= 0.1 && c.body_timeout_s <= 3600, "--body-timeout must be between 0.1 and 3600 seconds");
     if (!a->api_key_file.empty()) {
       check(o.guard.api_key.empty(), "--api-key and --api-key-file: give one");
       const std::string text = read_file(a->api_key_file);

@@ -19,11 +19,8 @@ void line(std::string& out, const char* name, const char* type, const char* help
 }  // namespace
 
 void Metrics::request(const std::string& path, int status) {
-  // Only known paths get their own series, so a scanner cannot grow the map without bound.
-  const bool known = path == "/v1/completions" || path == "/v1/models" || path == "/v1/attention" ||
-                     path == "/health" || path == "/metrics" || path == "/";
   std::lock_guard lock(mutex_);
-  ++requests_[{known ? path : "other", status}];
+  ++requests_[{path, status}];
 }
 
 void Metrics::generation(long prompt_tokens, long generated_tokens, double seconds, bool cancelled, bool timed_out) {

@@ -14,6 +14,8 @@ namespace potop::serve {
 
 class Metrics {
  public:
+  // `path` is a label from a fixed set (the server's route_label), so that a scanner cannot grow
+  // the table of counters without bound.
   void request(const std::string& path, int status);
   void generation(long prompt_tokens, long generated_tokens, double seconds, bool cancelled, bool timed_out);
   // gauges: requests waiting for a slot, slots generating, slots in all

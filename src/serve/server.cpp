@@ -14,6 +14,7 @@
 #include "models/gpt/gpt_kind.h"
 #include "serve/connection_threads.h"
 #include "serve/endpoints.h"
+#include "serve/guarded_http_server.h"
 #include "serve/http_json.h"
 #include "serve/metrics.h"
 #include "serve/request_guard.h"
@@ -69,7 +70,7 @@ bool servable(const ModelKind& kind) {
 }
 
 struct Server::Impl {
-  Impl(LoadedModel&& m, const ServeOptions& o) : options(o), created(std::time(nullptr)) {
+  Impl(LoadedModel&& m, const ServeOptions& o) : options(o), http(o.connections), created(std::time(nullptr)) {
     kind = m.kind;
     name = served_name(m.weights);
     if (m.kind == &gpt_kind())
@@ -117,7 +118,7 @@ struct Server::Impl {
   const ModelKind* kind = nullptr;
   Metrics metrics;
   std::unique_ptr<Endpoints> endpoints;
-  httplib::Server http;
+  GuardedHttpServer http;
   int listening_socket = -1;  // the socket bound to host:port (run())
   std::string name;
   std::time_t created;
@@ -208,6 +209,8 @@ void Server::Impl::routes() {
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics.request(route_label(req.path), res.status);
   });
+  // A connection refused before its request was read (429), or while it was (408), has no path.
+  http.set_refusal_logger([this](int status) { metrics.request("connection", status); });
 }
 
 Server::Server(LoadedModel&& model, const ServeOptions& options) {

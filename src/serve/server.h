@@ -27,6 +27,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "serve/chat_request.h"
+#include "serve/guarded_http_server.h"
 #include "serve/limits.h"
 #include "serve/request_guard.h"
 
@@ -48,6 +49,8 @@ struct ServeOptions {
   std::vector<std::string> aliases;
   // Connections served at once (each on a thread); more wait in the listen backlog.
   int max_connections = 256;
+  // Deadlines for reading a request, and the connections one client address may hold.
+  ConnectionLimits connections;
   // API key, CORS origins, Host names (request_guard.h); `loopback` is set from `host` by run().
   GuardOptions guard;
 };

@@ -308,7 +308,8 @@ def main_checks():
     text = data.decode()
     check("metrics: Prometheus text", headers["Content-Type"].startswith("text/plain") and "# TYPE potop_generated_tokens_total counter" in text)
     for name in ("potop_requests_total{path=\"/v1/completions\",code=\"200\"}", "potop_requests_total{path=\"/v1/completions\",code=\"400\"}",
-                 "potop_requests_total{path=\"/v1/completions\",code=\"503\"}", "potop_tokens_per_second",
+                 "potop_requests_total{path=\"/v1/completions\",code=\"503\"}",
+                 "potop_requests_total{path=\"/v1/chat/completions\",code=\"200\"}", "potop_tokens_per_second",
                  "potop_queue_length", "potop_prompt_tokens_total"):
         check(f"metrics: {name}", name in text)
     check("metrics: tokens counted", metric("potop_generated_tokens_total") > 300)

@@ -3,13 +3,18 @@
 
 usage: serve_guard.py guard BASE_URL KEY     the server runs with --api-key-file (KEY) and
                                              --cors-origin https://app.example
+       serve_guard.py deadlines BASE_URL    the server runs with --header-timeout 2 --body-timeout 2
+                                             --max-client-connections 4
        serve_guard.py attack BASE_URL PID MB the server runs with default flags; PID is its process,
                                              MB the bound on its RSS
 guard: the API key (401 without or with a wrong one; /health and the studio open), the Host check
 (DNS rebinding), origins (403, CORS headers, preflights), JSON-only POSTs (415) and chunked bodies
-(411). attack: 40 connections trickling a header line every 2 s, 200 idle connections, a chunked
-flood, bodies with numbers beyond a double's range and cross-origin no-cors POSTs, all at once,
-while a normal request must be answered within 1 s and the server's RSS stay under 200 MB.
+(411). deadlines: trickled headers and a stalled body get 408 at their deadlines, and a client
+address past its connection cap 429 while others are served. attack: from 127.0.0.2, 40
+connections trickling a header line every 2 s, 200 idle connections, a chunked flood, bodies with
+numbers beyond a double's range and cross-origin no-cors POSTs, all at once, while a normal
+request from 127.0.0.1 must be answered within 1 s and the server's RSS stay under 200 MB; the
+trickling connections must be ended by the server (408 at the header deadline, or 429).
 Prints "ok ..." per check; exits 1 if any failed.
 """
 import json
@@ -27,9 +32,16 @@ MODE, BASE = sys.argv[1], sys.argv[2]
 HOST, PORT = urllib.parse.urlparse(BASE).hostname, urllib.parse.urlparse(BASE).port
 
 
-def raw(request, timeout=10):
+def connect(source=None, timeout=10):
+    """A connection to the server, from the loopback address `source` when given: the attacks
+    come from 127.0.0.2 and the normal requests from 127.0.0.1, two clients to the server."""
+    return socket.create_connection((HOST, PORT), timeout=timeout,
+                                    source_address=(source, 0) if source else None)
+
+
+def raw(request, timeout=10, source=None):
     """Sends bytes, returns (status, headers dict, body bytes) of the answer."""
-    with socket.create_connection((HOST, PORT), timeout=timeout) as s:
+    with connect(source, timeout) as s:
         s.sendall(request)
         data = b""
         while True:
@@ -51,7 +63,7 @@ def raw(request, timeout=10):
     return status, headers, body
 
 
-def http(method, path, body=None, headers=None, host=None, timeout=10):
+def http(method, path, body=None, headers=None, host=None, timeout=10, source=None):
     payload = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
     h = {"Host": host or f"127.0.0.1:{PORT}", "Connection": "close"}
     if body is not None:
@@ -59,7 +71,7 @@ def http(method, path, body=None, headers=None, host=None, timeout=10):
         h["Content-Length"] = str(len(payload))
     h.update(headers or {})
     head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items() if v is not None) + "\r\n"
-    return raw(head.encode() + payload, timeout)
+    return raw(head.encode() + payload, timeout, source)
 
 
 def error_code(body):
@@ -69,10 +81,10 @@ def error_code(body):
         return None
 
 
-def chunked_flood(megabytes):
+def chunked_flood(megabytes, source=None):
     """A chunked body of `megabytes`; the status it got, or 0 if the server closed first."""
     try:
-        with socket.create_connection((HOST, PORT), timeout=10) as s:
+        with connect(source) as s:
             s.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
                       "Transfer-Encoding: chunked\r\n\r\n".encode())
             chunk = b"%x\r\n" % 65536 + b"a" * 65536 + b"\r\n"
@@ -135,41 +147,110 @@ def guard_checks(key):
     check("a chunked body: 411 (or closed) before it is read", status in (411, 0), status)
 
 
+def read_answer(s, timeout):
+    """(status, seconds) of what the server sends on `s` within `timeout`: 0 if it closed
+    without an answer, None if it sent nothing and kept the connection open."""
+    start = time.time()
+    s.settimeout(timeout)
+    try:
+        data = s.recv(4096)
+    except socket.timeout:
+        return None, time.time() - start
+    except OSError:
+        return 0, time.time() - start
+    took = time.time() - start
+    try:
+        return int(data.split()[1]), took
+    except (IndexError, ValueError):
+        return 0, took
+
+
+def deadline_checks():
+    """The server runs with --header-timeout 2 --body-timeout 2 --max-client-connections 4."""
+    with connect() as s:  # a header line every 0.5 s: each read is quick, the whole head is not
+        start = time.time()
+        s.sendall(b"GET /health HTTP/1.1\r\n")
+        status, n = None, 0
+        while status is None and time.time() - start < 8:
+            try:
+                s.sendall(b"X-Slow-%d: a\r\n" % n)
+            except OSError:
+                status = 0
+                break
+            n += 1
+            status, _ = read_answer(s, 0.5)
+        took = time.time() - start
+    check(f"trickled headers: 408 at the header deadline (2 s; answered after {took:.1f} s)",
+          status == 408 and 1.9 < took < 3.5, (status, took))
+    with connect() as s:  # the head at once, then 10 of the 100 bytes of its body, then nothing
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"prompt\":")
+        status, took = read_answer(s, 8)
+    check(f"a stalled body: 408 at the body deadline (2 s; after {took:.1f} s)", status == 408 and 1.9 < took < 3.5,
+          (status, took))
+    status, _, body = http("GET", "/health")
+    check("after both, the server answers", status == 200, status)
+
+    held = [connect("127.0.0.3") for _ in range(4)]  # four idle connections: the cap of one address
+    time.sleep(0.5)
+    status, headers, body = raw(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\n\r\n".encode(), 5, "127.0.0.3")
+    check("a fifth connection from that address: 429 too_many_connections with Retry-After",
+          status == 429 and error_code(body) == "too_many_connections" and headers.get("Retry-After") == "1"
+          and b"127.0.0.3" in body, (status, body))
+    status, _, _ = http("GET", "/health")
+    check("meanwhile another address is served", status == 200, status)
+    for s in held:
+        s.close()
+    time.sleep(0.5)
+    status, _, _ = http("GET", "/health", source="127.0.0.3")
+    check("once they close, that address is served again", status == 200, status)
+    status, _, body = http("GET", "/metrics")
+    check("/metrics counts the refusals, once each", b'path="connection",code="408"} 2' in body
+          and b'path="connection",code="429"} 1' in body and b'code="400"' not in body, body[:800])
+
+
 def attack_checks(pid, rss_mb):
     stop = threading.Event()
     sockets = []
 
+    ended = []  # (status, seconds) of each trickling connection the server ended
+
     def trickle():
         try:
-            s = socket.create_connection((HOST, PORT), timeout=30)
+            s = connect(ATTACKER, 30)
             sockets.append(s)
+            start = time.time()
             s.sendall(b"GET /health HTTP/1.1\r\n")
             n = 0
             while not stop.is_set():
                 s.sendall(b"X-Slow-%d: a\r\n" % n)
                 n += 1
-                stop.wait(2)
+                status, _ = read_answer(s, 2)
+                if status is not None:
+                    ended.append((status, time.time() - start))
+                    return
         except OSError:
-            pass
+            ended.append((0, time.time() - start))
 
     threads = [threading.Thread(target=trickle, daemon=True) for _ in range(40)]
     for t in threads:
         t.start()
     for _ in range(200):
         try:
-            sockets.append(socket.create_connection((HOST, PORT), timeout=30))
+            sockets.append(connect(ATTACKER, 30))
         except OSError:
             pass
-    floods = [threading.Thread(target=chunked_flood, args=(50,), daemon=True) for _ in range(3)]
+    floods = [threading.Thread(target=chunked_flood, args=(50, ATTACKER), daemon=True) for _ in range(3)]
     for t in floods:
         t.start()
 
     def hostile():
         try:
             while not stop.is_set():
-                http("POST", "/v1/completions", b'{"prompt": "pan", "temperature": 1e400}')
-                http("POST", "/v1/completions", b'{"prompt": "pan"}', {"Content-Type": "text/plain", "Origin": "https://evil.example"})
-                http("POST", "/v1/chat/completions", b'{"messages": [], "seed": -1e999}')
+                http("POST", "/v1/completions", b'{"prompt": "pan", "temperature": 1e400}', source=ATTACKER)
+                http("POST", "/v1/completions", b'{"prompt": "pan"}', {"Content-Type": "text/plain", "Origin": "https://evil.example"},
+                     source=ATTACKER)
+                http("POST", "/v1/chat/completions", b'{"messages": [], "seed": -1e999}', source=ATTACKER)
         except OSError:  # the server stopped (SIGTERM)
             pass
     hostiles = [threading.Thread(target=hostile, daemon=True) for _ in range(4)]
@@ -192,6 +273,10 @@ def attack_checks(pid, rss_mb):
     check(f"during the attack every normal request answered within 1 s (slowest {slowest:.3f} s, {answered} answered)",
           slowest < 1.0 and answered > 10, slowest)
     check(f"RSS under {rss_mb} MB during the attack (peak {peak_rss} MB)", peak_rss < rss_mb, peak_rss)
+    late = [e for e in ended if e[0] not in (408, 429) or e[1] > 10 + 2.5]
+    check(f"every trickling connection ended by the server with 408 (header deadline 10 s) or 429 (per-client cap): "
+          f"{len(ended)} of 40, {sum(e[0] == 408 for e in ended)} with 408, slowest {max(e[1] for e in ended or [(0, 0)]):.1f} s",
+          len(ended) == 40 and not late, (len(ended), late[:5]))
     print(f"attack: {len(sockets)} connections open", flush=True)
     # The trickling connections stay open: the shell sends SIGTERM now and times the exit.
     print("READY", flush=True)
@@ -199,8 +284,11 @@ def attack_checks(pid, rss_mb):
     stop.set()
 
 
+ATTACKER = "127.0.0.2"
 if MODE == "guard":
     guard_checks(sys.argv[3])
+elif MODE == "deadlines":
+    deadline_checks()
 else:
     attack_checks(int(sys.argv[3]), int(sys.argv[4]))
 finish()

@@ -16,7 +16,7 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 serve_model
-start_serve serve.log --model model --threads 1 --api-key sekret
+start_serve serve.log --model model --threads 1 --api-key sekret --max-client-connections 0
 UPSTREAM=$PORT
 
 openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 -keyout tls.key -out tls.crt 2>openssl.log ||
