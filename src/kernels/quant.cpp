@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/scratch.h"
 #include "kernels/gemm.h"
+#include "kernels/quant_batch.h"
 
 namespace potop {
 
@@ -333,7 +334,35 @@ float row_dot_scalar(QuantType type, const unsigned char* row, const int8_t* qx,
   return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
+// q4_0's vector kernels take each row of quantized activations in nibble order, so that their
+// loads need no shuffle: per group of eight blocks, the first 16 bytes of blocks 0-3 (the x of
+// their low nibbles), then their last 16, then the same for blocks 4-7; a row's last group of
+// `count` blocks likewise, packed in its 32 · count bytes. Rearranged once per product, read by
+// every row of W. Block j of a group has its first 16 bytes at nibble_lo, its last at nibble_hi.
+constexpr int nibble_lo(int, int j) { return j < 4 ? 16 * j : 128 + 16 * (j - 4); }
+constexpr int nibble_hi(int count, int j) {
+  return j < 4 ? 16 * std::min(count, 4) + 16 * j : 128 + 16 * (count - 4) + 16 * (j - 4);
+}
+
+void to_nibble_order(int8_t* q, int K) {
+  const int nb = K / kQuantBlock;
+  int8_t group[8 * kQuantBlock];
+  for (int b = 0; b < nb; b += 8) {
+    const int count = std::min(8, nb - b);
+    int8_t* g = q + b * kQuantBlock;
+    for (int j = 0; j < count; ++j) {
+      std::memcpy(group + nibble_lo(count, j), g + j * kQuantBlock, 16);
+      std::memcpy(group + nibble_hi(count, j), g + j * kQuantBlock + 16, 16);
+    }
+    std::memcpy(g, group, static_cast<size_t>(count) * kQuantBlock);
+  }
+}
+
 // ---- AVX2: one block per 256-bit register.
+
+// The helpers of a row kernel inline into its loops, whose constants (indices, masks) then stay in
+// registers; g++ left some as calls (a row's last blocks: a call, and a realigned stack, per row).
+#define POTOP_INLINE inline __attribute__((always_inline))
 
 // Eight int32 partial sums of a block: q8_0 by llama.cpp's sign trick (|w| unsigned times x with
 // w's sign; a pair of products is at most 2·128·127 < 2^15, so maddubs never saturates); q4_0
@@ -344,19 +373,23 @@ POTOP_AVX2 inline __m256i block_q8_avx2(const unsigned char* blk, const int8_t* 
   return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
 }
 
-POTOP_AVX2 inline __m256i block_q4_avx2(const unsigned char* blk, const int8_t* qx) {
+// q4_0's x in nibble order: its first 16 bytes at x_lo, its last 16 at x_hi.
+POTOP_AVX2 inline __m256i block_q4_avx2(const unsigned char* blk, const int8_t* x_lo, const int8_t* x_hi) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
   const __m256i w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
-  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx));
+  const __m256i x = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x_hi)),
+                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(x_lo)));
   return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
 }
 
+// Block j of the group of `count` blocks at row (weights) and qx (its x), as its row kernel takes it.
 template <QuantType T>
-POTOP_AVX2 inline __m256i block_avx2(const unsigned char* blk, const int8_t* qx) {
+POTOP_AVX2 inline __m256i block_avx2(const unsigned char* row, const int8_t* qx, int count, int j) {
+  const unsigned char* blk = row + j * block_bytes(T);
   if constexpr (T == QuantType::kQ8_0)
-    return block_q8_avx2(blk, qx);
+    return block_q8_avx2(blk, qx + j * kQuantBlock);
   else
-    return block_q4_avx2(blk, qx);
+    return block_q4_avx2(blk, qx + nibble_lo(count, j), qx + nibble_hi(count, j));
 }
 
 // Eight registers of eight int32 to the eight sums, in order.
@@ -364,6 +397,53 @@ POTOP_AVX2 inline __m256i hsum8x8(const __m256i* v) {
   const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
   const __m256i c = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
   return _mm256_add_epi32(_mm256_permute2x128_si256(a, c, 0x20), _mm256_permute2x128_si256(a, c, 0x31));
+}
+
+// q4_0 two blocks at a time: the nibbles of blocks b, b + 1 in one register (block b's 16 bytes in
+// the low 128 bits), split into low and high, against x in nibble order (the first 16 bytes of
+// both blocks, then their last 16: two loads). One maddubs per half; a pair of products is at most
+// 2·15·127, so the two halves' int16 add without overflow before one madd: four int32 per block.
+struct Q4PairAvx2 {
+  __m256i lo, hi;
+};
+
+POTOP_AVX2 inline Q4PairAvx2 q4_pair_weights_avx2(const unsigned char* blk) {
+  const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ4Bytes + 2)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  return {_mm256_and_si256(raw, low), _mm256_and_si256(_mm256_srli_epi16(raw, 4), low)};
+}
+
+// Pair l (blocks 2l, 2l + 1) of a whole group whose x (nibble order) is at qx.
+POTOP_AVX2 inline __m256i q4_pair_avx2(const Q4PairAvx2& w, const int8_t* qx, int l) {
+  const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + nibble_lo(8, 2 * l)));
+  const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + nibble_hi(8, 2 * l)));
+  const __m256i lo = _mm256_maddubs_epi16(w.lo, x_lo), hi = _mm256_maddubs_epi16(w.hi, x_hi);
+  return _mm256_madd_epi16(_mm256_add_epi16(lo, hi), _mm256_set1_epi16(1));
+}
+
+// Four pairs' sums (block 2l's four int32 in the low 128 bits of v[l], 2l + 1's in the high) to
+// the eight block sums, in order.
+POTOP_AVX2 inline __m256i hsum_pairs(const __m256i* v) {
+  // 128-bit lanes (blocks 0, 2, 4, 6) and (1, 3, 5, 7).
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// The eight exact sums of whole group b..b+7 (q4_0 with unsigned nibbles), as row_dot_avx2 takes them.
+template <QuantType T>
+POTOP_AVX2 inline __m256i group_sums_avx2(const unsigned char* row, const int8_t* qx, int b) {
+  constexpr size_t bb = block_bytes(T);
+  if constexpr (T == QuantType::kQ4_0) {
+    __m256i v[4];
+    for (int l = 0; l < 4; ++l)
+      v[l] = q4_pair_avx2(q4_pair_weights_avx2(row + (b + 2 * l) * bb), qx + b * kQuantBlock, l);
+    return hsum_pairs(v);
+  } else {
+    __m256i v[8];
+    for (int l = 0; l < 8; ++l) v[l] = block_q8_avx2(row + (b + l) * bb, qx + (b + l) * kQuantBlock);
+    return hsum8x8(v);
+  }
 }
 
 POTOP_AVX2 inline uint16_t u16_at(const unsigned char* p) {
@@ -403,28 +483,23 @@ POTOP_AVX2 inline __m256 add_group(__m256 acc, __m256i sums, const unsigned char
   return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(dw), dxv), _mm256_cvtepi32_ps(sums), acc);
 }
 
-// The blocks past the last whole group of eight, one 256-bit block at a time (AVX-512 too).
+// The blocks past the last whole group of eight, one 256-bit block at a time.
 template <QuantType T>
-POTOP_AVX2 inline __m256 tail_avx2(__m256 acc, const unsigned char* row, const int8_t* qx, const float* dx,
+POTOP_AVX2 POTOP_INLINE __m256 tail_avx2(__m256 acc, const unsigned char* row, const int8_t* qx, const float* dx,
                                    const int32_t* sx, int b, int nb) {
   if (b >= nb) return acc;
-  constexpr size_t bb = block_bytes(T);
+  const unsigned char* group = row + b * block_bytes(T);
   __m256i v[8];
   for (int l = 0; l < 8; ++l)
-    v[l] = b + l < nb ? block_avx2<T>(row + (b + l) * bb, qx + (b + l) * kQuantBlock) : _mm256_setzero_si256();
+    v[l] = b + l < nb ? block_avx2<T>(group, qx + b * kQuantBlock, nb - b, l) : _mm256_setzero_si256();
   return add_group<T>(acc, hsum8x8(v), row, dx, sx, b, nb - b);
 }
 
 template <QuantType T>
 POTOP_AVX2 float row_dot_avx2(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb) {
-  constexpr size_t bb = block_bytes(T);
   __m256 acc = _mm256_setzero_ps();
   int b = 0;
-  for (; b + 8 <= nb; b += 8) {
-    __m256i v[8];
-    for (int l = 0; l < 8; ++l) v[l] = block_avx2<T>(row + (b + l) * bb, qx + (b + l) * kQuantBlock);
-    acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);
-  }
+  for (; b + 8 <= nb; b += 8) acc = add_group<T>(acc, group_sums_avx2<T>(row, qx, b), row, dx, sx, b, 8);
   return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));
 }
 
@@ -460,154 +535,340 @@ POTOP_AVX2 void rows4_dot_avx2(const unsigned char* row, const int8_t* qx, const
   int b = 0;
   for (; b + 8 <= nb; b += 8) {
     __m256i w[8], sign[8];
-    for (int l = 0; l < 8; ++l) {
-      const unsigned char* blk = row + (b + l) * bb;
-      if constexpr (T == QuantType::kQ8_0) {
-        sign[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    Q4PairAvx2 pairs[4];
+    if constexpr (T == QuantType::kQ8_0) {
+      for (int l = 0; l < 8; ++l) {
+        sign[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (b + l) * bb + 2));
         w[l] = _mm256_sign_epi8(sign[l], sign[l]);
-      } else {
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-        w[l] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
       }
+    } else {
+      for (int l = 0; l < 4; ++l) pairs[l] = q4_pair_weights_avx2(row + (b + 2 * l) * bb);
     }
     const __m256 dw = scales8<T>(row, b);
     for (int m = 0; m < 4; ++m) {
       const int8_t* q = qx + m * K + static_cast<size_t>(b) * kQuantBlock;
-      __m256i v[8];
-      for (int l = 0; l < 8; ++l) {
-        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + l * kQuantBlock));
-        if constexpr (T == QuantType::kQ8_0) x = _mm256_sign_epi8(x, sign[l]);
-        v[l] = _mm256_madd_epi16(_mm256_maddubs_epi16(w[l], x), _mm256_set1_epi16(1));
+      __m256i sums;
+      if constexpr (T == QuantType::kQ8_0) {
+        __m256i v[8];
+        for (int l = 0; l < 8; ++l) {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + l * kQuantBlock));
+          v[l] = _mm256_madd_epi16(_mm256_maddubs_epi16(w[l], _mm256_sign_epi8(x, sign[l])), _mm256_set1_epi16(1));
+        }
+        sums = hsum8x8(v);
+      } else {
+        __m256i v[4];
+        for (int l = 0; l < 4; ++l) v[l] = q4_pair_avx2(pairs[l], q, l);
+        sums = hsum_pairs(v);
       }
-      acc[m] = add_group8<T>(acc[m], hsum8x8(v), dw, dx + m * nbs, sx + m * nbs, b);
+      acc[m] = add_group8<T>(acc[m], sums, dw, dx + m * nbs, sx + m * nbs, b);
     }
   }
   for (int m = 0; m < 4; ++m)
     out[m] = sum8(tail_avx2<T>(acc[m], row, qx + m * K, dx + m * nbs, sx + m * nbs, b, nb));
 }
 
-// ---- AVX-512: two blocks per 512-bit register (block b in the low half, b + 1 in the high).
+// ---- AVX-512: a group of eight blocks at a time, its eight exact sums reduced in 512-bit
+// registers and its scales gathered with one word permutation. The blocks past the last whole
+// group take the same path through masked loads, which read nothing past the row and give zeros
+// for the missing blocks: their sums, weight scales and x scales are 0, so their lanes add
+// fma(0, 0, lane), as in the scalar code.
 
-template <QuantType T>
-POTOP_AVX512 inline __m512i pair_weights(const unsigned char* blk) {
-  constexpr size_t bb = block_bytes(T);
-  if constexpr (T == QuantType::kQ8_0) {
-    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + bb + 2));
-    return _mm512_maskz_inserti64x4(0xFF, _mm512_maskz_broadcast_i64x4(0xFF, lo), hi, 1);
+// The low 128 and 256 bits (zero-masked extracts: g++ 12's casts warn as above).
+constexpr __mmask8 kAll8 = 0xFF;
+POTOP_AVX512 POTOP_INLINE __m128i low128(__m512i v) { return _mm512_maskz_extracti32x4_epi32(0xF, v, 0); }
+POTOP_AVX512 POTOP_INLINE __m256i low256(__m512i v) { return _mm512_maskz_extracti64x4_epi64(0xF, v, 0); }
+
+// The part of a group a step covers: all eight blocks, or a row's last blocks (the first `count`
+// of the group, fewer than eight), through masked loads; when they are four or fewer, blocks 4-7
+// are not touched at all (a row of 384 inputs is a group and four blocks).
+enum class Part { kWhole, kFirst, kFirstOfFour };
+constexpr bool masked(Part part) { return part != Part::kWhole; }
+constexpr bool has_upper(Part part) { return part != Part::kFirstOfFour; }
+
+// A mask of the first n bytes of 64 (n clamped to 0..64).
+inline __mmask64 first_bytes(int n) {
+  return n >= 64 ? ~__mmask64{0} : n <= 0 ? __mmask64{0} : (__mmask64{1} << n) - 1;
+}
+
+// 64 bytes at p, where `left` bytes of the row remain from p: a whole group reads them all, a
+// row's last group only those, the rest zero.
+template <Part kPart>
+POTOP_AVX512 POTOP_INLINE __m512i load64(const void* p, int left) {
+  if constexpr (masked(kPart))
+    return _mm512_maskz_loadu_epi8(first_bytes(left), p);
+  else
+    return _mm512_loadu_si512(p);
+}
+
+// Indices for _mm512_permutex2var_epi16: words 0-31 of its first source, 32-63 of its second.
+struct WordIndex {
+  int16_t w[32];
+};
+template <class F>
+constexpr WordIndex word_index(F word) {
+  WordIndex ix{};
+  for (int i = 0; i < 32; ++i) ix.w[i] = static_cast<int16_t>(word(i));
+  return ix;
+}
+POTOP_AVX512 POTOP_INLINE __m512i index_of(const WordIndex& ix) { return _mm512_loadu_si512(ix.w); }
+
+// A q4_0 group is 144 bytes, 72 words, block j's scale at word 9j and its 16 quant bytes at words
+// 9j + 1 .. 9j + 8. Loaded as three windows: bytes 0-63, 64-127 and 80-143 (the last ends at the
+// group's end). The scales and blocks 0-3 come from the first two windows, blocks 4-7 from the
+// last two.
+constexpr WordIndex kQ4Scales = word_index([](int i) { return i < 8 ? 9 * i : 0; });
+constexpr WordIndex kQ4Quants03 = word_index([](int i) { return 9 * (i / 8) + 1 + i % 8; });
+constexpr WordIndex kQ4Quants47 = word_index([](int i) {
+  const int word = 9 * (4 + i / 8) + 1 + i % 8;  // of the group
+  return word < 64 ? word - 32 : 32 + word - 40;
+});
+// A q8_0 group is 272 bytes, block j's scale at byte 34j: scales 0-3 from the windows at bytes 0
+// and 64, scales 4-7 (bytes 136 + 34i) from those at 136 and 200, with the same index.
+constexpr WordIndex kQ8Scales = word_index([](int i) { return i < 4 ? 17 * i : 0; });
+
+// A group's weights ready for unsigned × signed products, and its scales as floats.
+//   q4_0  w = the low nibbles of blocks 0-3 (block j in 128-bit lane j), their high nibbles, then
+//         the same for blocks 4-7; unsigned 0..15.
+//   q8_0  w[l] = |weights| of blocks 2l (low half) and 2l + 1 (high half), neg[l] their signs;
+//         or, kShifted, the weights + 128 (0..255), whose sums are 128 Σq too large (taken off as
+//         q4_0's 8 Σq is). Only vpdpbusd takes those: maddubs would saturate at 2·255·127.
+struct GroupWeights {
+  __m512i w[4];
+  __mmask64 neg[4];
+  __m256 dw;
+};
+
+template <QuantType T, Part kPart, bool kShifted>
+POTOP_AVX512 POTOP_INLINE GroupWeights group_weights(const unsigned char* p, int count) {
+  GroupWeights g;
+  const int left = count * static_cast<int>(block_bytes(T));
+  if constexpr (T == QuantType::kQ4_0) {
+    const __m512i z0 = load64<kPart>(p, left), z1 = load64<kPart>(p + 64, left - 64);
+    const __m512i q03 = _mm512_permutex2var_epi16(z0, index_of(kQ4Quants03), z1);
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    g.w[0] = _mm512_and_si512(q03, low);
+    g.w[1] = _mm512_and_si512(_mm512_srli_epi16(q03, 4), low);
+    if constexpr (has_upper(kPart)) {
+      const __m512i z2 = load64<kPart>(p + 80, left - 80);
+      const __m512i q47 = _mm512_permutex2var_epi16(z1, index_of(kQ4Quants47), z2);
+      g.w[2] = _mm512_and_si512(q47, low);
+      g.w[3] = _mm512_and_si512(_mm512_srli_epi16(q47, 4), low);
+    }
+    g.dw = _mm256_cvtph_ps(low128(_mm512_permutex2var_epi16(z0, index_of(kQ4Scales), z1)));
   } else {
-    const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + bb + 2)),
-                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
-    // 128-bit lanes (raw_b, raw_b, raw_b+1, raw_b+1), the second and fourth shifted to their high
-    // nibbles: weights 0-15, 16-31 of block b, then of block b + 1.
-    __m512i w = _mm512_maskz_broadcast_i64x4(0xFF, raw);
-    w = _mm512_maskz_shuffle_i64x2(0xFF, w, w, _MM_SHUFFLE(1, 1, 0, 0));
-    w = _mm512_mask_srli_epi16(w, 0xFF00FF00u, w, 4);
-    return _mm512_and_si512(w, _mm512_set1_epi8(0x0F));
+    for (int l = 0; l < (has_upper(kPart) ? 4 : 2); ++l) {
+      const unsigned char* blk = p + 2 * l * kQ8Bytes + 2;
+      __m256i lo, hi;
+      if constexpr (masked(kPart)) {
+        lo = _mm256_maskz_loadu_epi8(2 * l < count ? ~__mmask32{0} : 0, blk);
+        hi = _mm256_maskz_loadu_epi8(2 * l + 1 < count ? ~__mmask32{0} : 0, blk + kQ8Bytes);
+      } else {
+        lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk));
+        hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ8Bytes));
+      }
+      const __m512i w = _mm512_maskz_inserti64x4(~__mmask8{0}, _mm512_castsi256_si512(lo), hi, 1);
+      if constexpr (kShifted) {
+        g.w[l] = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+      } else {
+        g.neg[l] = _mm512_movepi8_mask(w);
+        g.w[l] = _mm512_maskz_abs_epi8(~__mmask64{0}, w);
+      }
+    }
+    const __m512i s03 = _mm512_permutex2var_epi16(load64<kPart>(p, left), index_of(kQ8Scales),
+                                                  load64<kPart>(p + 64, left - 64));
+    __m128i s47 = _mm_setzero_si128();
+    if constexpr (has_upper(kPart))
+      s47 = low128(_mm512_permutex2var_epi16(load64<kPart>(p + 136, left - 136), index_of(kQ8Scales),
+                                             load64<kPart>(p + 200, left - 200)));
+    g.dw = _mm256_cvtph_ps(_mm_unpacklo_epi64(low128(s03), s47));
+  }
+  return g;
+}
+
+// The activations of a group (32 · count bytes at q), in the order of group_weights' w.
+template <QuantType T, Part kPart, bool kShifted>
+POTOP_AVX512 POTOP_INLINE void group_activations(const GroupWeights& g, const int8_t* q, int count, __m512i x[4]) {
+  constexpr int kRegisters = has_upper(kPart) ? 4 : 2;
+  if constexpr (T == QuantType::kQ4_0) {
+    // In nibble order (to_nibble_order): the x of blocks 0-3's low nibbles, of their high
+    // nibbles, then of blocks 4-7's, each 16 · (blocks there) bytes.
+    const int first = std::min(count, 4), second = count - first;
+    if constexpr (!masked(kPart)) {
+      for (int l = 0; l < 4; ++l) x[l] = _mm512_loadu_si512(q + 64 * l);
+    } else {
+      x[0] = _mm512_maskz_loadu_epi8(first_bytes(16 * first), q);
+      x[1] = _mm512_maskz_loadu_epi8(first_bytes(16 * first), q + 16 * first);
+      if constexpr (has_upper(kPart)) {
+        x[2] = _mm512_maskz_loadu_epi8(first_bytes(16 * second), q + 128);
+        x[3] = _mm512_maskz_loadu_epi8(first_bytes(16 * second), q + 128 + 16 * second);
+      }
+    }
+  } else {
+    const int left = count * kQuantBlock;
+    for (int l = 0; l < kRegisters; ++l) {
+      const __m512i v = load64<kPart>(q + 64 * l, left - 64 * l);
+      x[l] = kShifted ? v : _mm512_mask_sub_epi8(v, g.neg[l], _mm512_setzero_si512(), v);
+    }
   }
 }
 
-// The weights and activations of blocks b, b + 1 ready for an unsigned × signed multiply: q8_0
-// by the sign trick (|w|, and x with w's sign), q4_0 as they are.
-template <QuantType T>
-POTOP_AVX512 inline void pair_operands(const unsigned char* blk, const int8_t* qx, __m512i& w, __m512i& x) {
-  w = pair_weights<T>(blk);
-  x = _mm512_loadu_si512(qx);
-  if constexpr (T == QuantType::kQ8_0) {
-    const __mmask64 neg = _mm512_movepi8_mask(w);
-    x = _mm512_mask_sub_epi8(x, neg, _mm512_setzero_si512(), x);
-    w = _mm512_maskz_abs_epi8(~__mmask64{0}, w);
-  }
+// The int32 partial sums to the eight block sums, in block order (exact: integers add in any
+// order). q4_0: two registers, block j's in 128-bit lane j of the first (j < 4) or j - 4 of the
+// second.
+POTOP_AVX512 POTOP_INLINE __m256i reduce_quads(__m512i s03, __m512i s47) {
+  // Per 128-bit lane j: (s03 0+2, s47 0+2, s03 1+3, s47 1+3), then (block j, block 4 + j, ...).
+  __m512i a = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, s03, s47),
+                               _mm512_maskz_unpackhi_epi32(kAll16, s03, s47));
+  a = _mm512_add_epi32(a, _mm512_maskz_shuffle_epi32(kAll16, a, _MM_PERM_BADC));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  return low256(_mm512_maskz_permutexvar_epi32(kAll16, order, a));
 }
 
-// Sixteen int32 partial sums of blocks b (low half) and b + 1 (high half), and the row kernel
-// over them, once for AVX-512 BW (maddubs, then madd by ones: no saturation, as in AVX2) and once
-// for VNNI (vpdpbusd, four products at a time into int32). A macro because the target attribute
-// differs.
-#define POTOP_AVX512_ROW_KERNEL(NAME, TARGET, MULTIPLY)                                                        \
-  template <QuantType T>                                                                                      \
-  TARGET inline __m512i NAME##_pair(const unsigned char* blk, const int8_t* qx) {                            \
-    __m512i w, x;                                                                                             \
-    pair_operands<T>(blk, qx, w, x);                                                                          \
-    return MULTIPLY;                                                                                          \
-  }                                                                                                           \
-  template <QuantType T>                                                                                      \
-  TARGET float NAME(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb) { \
-    constexpr size_t bb = block_bytes(T);                                                                     \
-    __m256 acc = _mm256_setzero_ps();                                                                         \
-    int b = 0;                                                                                                \
-    for (; b + 8 <= nb; b += 8) {                                                                             \
-      __m256i v[8];                                                                                           \
-      for (int l = 0; l < 4; ++l) {                                                                           \
-        const __m512i p = NAME##_pair<T>(row + (b + 2 * l) * bb, qx + (b + 2 * l) * kQuantBlock);            \
-        v[2 * l] = _mm512_maskz_extracti64x4_epi64(0xF, p, 0);                                                                 \
-        v[2 * l + 1] = _mm512_maskz_extracti64x4_epi64(0xF, p, 1);                                            \
-      }                                                                                                       \
-      acc = add_group<T>(acc, hsum8x8(v), row, dx, sx, b, 8);                                                 \
-    }                                                                                                         \
-    return sum8(tail_avx2<T>(acc, row, qx, dx, sx, b, nb));                                                   \
-  }                                                                                                           \
-  /* Four rows of x, each weight pair decoded once (as rows4_dot_avx2; each result NAME's, bit for bit). */  \
-  template <QuantType T>                                                                                      \
-  TARGET void NAME##_rows4(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx,      \
-                           int nb, size_t K, float* out) {                                                    \
-    constexpr size_t bb = block_bytes(T);                                                                     \
-    const size_t nbs = static_cast<size_t>(nb);                                                               \
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};     \
-    int b = 0;                                                                                                \
-    for (; b + 8 <= nb; b += 8) {                                                                             \
-      __m512i wd[4];                                                                                          \
-      __mmask64 neg[4] = {0, 0, 0, 0};                                                                        \
-      for (int l = 0; l < 4; ++l) {                                                                           \
-        wd[l] = pair_weights<T>(row + (b + 2 * l) * bb);                                                      \
-        if constexpr (T == QuantType::kQ8_0) {                                                                \
-          neg[l] = _mm512_movepi8_mask(wd[l]);                                                                \
-          wd[l] = _mm512_maskz_abs_epi8(~__mmask64{0}, wd[l]);                                                \
-        }                                                                                                     \
-      }                                                                                                       \
-      const __m256 dw = scales8<T>(row, b);                                                                   \
-      for (int m = 0; m < 4; ++m) {                                                                           \
-        const int8_t* q = qx + m * K + static_cast<size_t>(b) * kQuantBlock;                                  \
-        __m256i v[8];                                                                                         \
-        for (int l = 0; l < 4; ++l) {                                                                         \
-          const __m512i w = wd[l];                                                                            \
-          __m512i x = _mm512_loadu_si512(q + 2 * l * kQuantBlock);                                            \
-          if constexpr (T == QuantType::kQ8_0) x = _mm512_mask_sub_epi8(x, neg[l], _mm512_setzero_si512(), x); \
-          const __m512i p = MULTIPLY;                                                                         \
-          v[2 * l] = _mm512_maskz_extracti64x4_epi64(0xF, p, 0);                                              \
-          v[2 * l + 1] = _mm512_maskz_extracti64x4_epi64(0xF, p, 1);                                          \
-        }                                                                                                     \
-        acc[m] = add_group8<T>(acc[m], hsum8x8(v), dw, dx + m * nbs, sx + m * nbs, b);                        \
-      }                                                                                                       \
-    }                                                                                                         \
-    for (int m = 0; m < 4; ++m)                                                                               \
-      out[m] = sum8(tail_avx2<T>(acc[m], row, qx + m * K, dx + m * nbs, sx + m * nbs, b, nb));                \
+// q8_0: four registers, block 2l's in the low half of p[l], block 2l + 1's in the high half.
+POTOP_AVX512 POTOP_INLINE __m256i reduce_pairs(const __m512i* p) {
+  // A transpose: per 128-bit lane, (p0, p1, p2, p3) each summed over the lane's four; lanes 0-1
+  // then hold blocks 0, 2, 4, 6 and lanes 2-3 blocks 1, 3, 5, 7.
+  const __m512i a = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, p[0], p[1]),
+                                     _mm512_maskz_unpackhi_epi32(kAll16, p[0], p[1]));
+  const __m512i c = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, p[2], p[3]),
+                                     _mm512_maskz_unpackhi_epi32(kAll16, p[2], p[3]));
+  __m512i e = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, a, c), _mm512_maskz_unpackhi_epi64(kAll8, a, c));
+  e = _mm512_add_epi32(e, _mm512_maskz_shuffle_i64x2(kAll8, e, e, _MM_SHUFFLE(2, 3, 0, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 0, 0, 0, 0, 0, 0, 0);
+  return low256(_mm512_maskz_permutexvar_epi32(kAll16, order, e));
+}
+
+// add_group's float step, for AVX-512 (the same operations, so the same result).
+template <QuantType T, Part kPart, bool kShifted>
+POTOP_AVX512 POTOP_INLINE __m256 add_group_avx512(__m256 acc, __m256i sums, __m256 dw, const float* dx,
+                                                  const int32_t* sx, int count) {
+  const __mmask8 live = masked(kPart) ? static_cast<__mmask8>((1u << count) - 1) : static_cast<__mmask8>(0xFF);
+  if constexpr (T == QuantType::kQ4_0 || kShifted) {
+    constexpr int kLog2Offset = T == QuantType::kQ4_0 ? 3 : 7;  // 8 Σq, or 128 Σq
+    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_maskz_loadu_epi32(live, sx), kLog2Offset));
+  }
+  return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_maskz_loadu_ps(live, dx)), _mm256_cvtepi32_ps(sums), acc);
+}
+
+// The eight exact sums of a group (unsigned nibbles for q4_0), once for AVX-512 BW (maddubs, then
+// madd by ones: no saturation, as in AVX2) and once for VNNI (vpdpbusd, four products at a time
+// into int32, q8_0's weights SHIFTED by 128), and the row kernels over them. A macro because the
+// target attribute differs.
+#define POTOP_AVX512_ROW_KERNEL(NAME, TARGET, DOT_ADD, SHIFTED)                                                        \
+  template <QuantType T, Part kPart>                                                                                   \
+  TARGET POTOP_INLINE __m256i NAME##_group(const GroupWeights& g, const int8_t* q, int count) {                        \
+    __m512i x[4];                                                                                                      \
+    group_activations<T, kPart, SHIFTED>(g, q, count, x);                                                              \
+    const __m512i zero = _mm512_setzero_si512();                                                                       \
+    if constexpr (T == QuantType::kQ4_0) {                                                                             \
+      return reduce_quads(DOT_ADD(DOT_ADD(zero, g.w[0], x[0]), g.w[1], x[1]),                                          \
+                          has_upper(kPart) ? DOT_ADD(DOT_ADD(zero, g.w[2], x[2]), g.w[3], x[3]) : zero);               \
+    } else {                                                                                                           \
+      __m512i p[4] = {zero, zero, zero, zero};                                                                         \
+      for (int l = 0; l < (has_upper(kPart) ? 4 : 2); ++l) p[l] = DOT_ADD(zero, g.w[l], x[l]);                         \
+      return reduce_pairs(p);                                                                                          \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  template <QuantType T, Part kPart>                                                                                   \
+  TARGET POTOP_INLINE __m256 NAME##_step(__m256 acc, const unsigned char* row, const int8_t* qx, const float* dx,      \
+                                         const int32_t* sx, int b, int count) {                                        \
+    const GroupWeights g = group_weights<T, kPart, SHIFTED>(row + b * block_bytes(T), count);                          \
+    const __m256i sums = NAME##_group<T, kPart>(g, qx + b * kQuantBlock, count);                                       \
+    return add_group_avx512<T, kPart, SHIFTED>(acc, sums, g.dw, dx + b, sx + b, count);                                \
+  }                                                                                                                    \
+  template <QuantType T>                                                                                               \
+  TARGET float NAME(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx, int nb) {          \
+    __m256 acc = _mm256_setzero_ps();                                                                                  \
+    int b = 0;                                                                                                         \
+    for (; b + 8 <= nb; b += 8) acc = NAME##_step<T, Part::kWhole>(acc, row, qx, dx, sx, b, 8);                        \
+    if (nb - b > 4)                                                                                                    \
+      acc = NAME##_step<T, Part::kFirst>(acc, row, qx, dx, sx, b, nb - b);                                             \
+    else if (b < nb)                                                                                                   \
+      acc = NAME##_step<T, Part::kFirstOfFour>(acc, row, qx, dx, sx, b, nb - b);                                       \
+    return sum8(acc);                                                                                                  \
+  }                                                                                                                    \
+  /* Four rows of x, each group's weights decoded once (as rows4_dot_avx2; each result NAME's, bit for                 \
+     bit). */                                                                                                          \
+  template <QuantType T, Part kPart>                                                                                   \
+  TARGET POTOP_INLINE void NAME##_step4(__m256* acc, const unsigned char* row, const int8_t* qx, const float* dx,      \
+                                        const int32_t* sx, int b, int count, size_t K, size_t nbs) {                   \
+    const GroupWeights g = group_weights<T, kPart, SHIFTED>(row + b * block_bytes(T), count);                          \
+    for (int m = 0; m < 4; ++m) {                                                                                      \
+      const int8_t* q = qx + m * K + static_cast<size_t>(b) * kQuantBlock;                                             \
+      const __m256i sums = NAME##_group<T, kPart>(g, q, count);                                                        \
+      acc[m] = add_group_avx512<T, kPart, SHIFTED>(acc[m], sums, g.dw, dx + m * nbs + b, sx + m * nbs + b, count);     \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  template <QuantType T>                                                                                               \
+  TARGET void NAME##_rows4(const unsigned char* row, const int8_t* qx, const float* dx, const int32_t* sx,             \
+                           int nb, size_t K, float* out) {                                                             \
+    const size_t nbs = static_cast<size_t>(nb);                                                                        \
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};              \
+    int b = 0;                                                                                                         \
+    for (; b + 8 <= nb; b += 8) NAME##_step4<T, Part::kWhole>(acc, row, qx, dx, sx, b, 8, K, nbs);                     \
+    if (nb - b > 4)                                                                                                    \
+      NAME##_step4<T, Part::kFirst>(acc, row, qx, dx, sx, b, nb - b, K, nbs);                                          \
+    else if (b < nb)                                                                                                   \
+      NAME##_step4<T, Part::kFirstOfFour>(acc, row, qx, dx, sx, b, nb - b, K, nbs);                                    \
+    for (int m = 0; m < 4; ++m) out[m] = sum8(acc[m]);                                                                 \
+  }                                                                                                                    \
+  /* The block sums of a row, for quant_block_sums_with (shifted q8_0 sums less their 128 Σq). */                      \
+  template <QuantType T>                                                                                               \
+  TARGET void NAME##_block_sums(const unsigned char* row, const int8_t* qx, const int32_t* sx, int nb,                 \
+                                int32_t* out) {                                                                        \
+    for (int b = 0; b < nb; b += 8) {                                                                                  \
+      const int count = std::min(8, nb - b);                                                                           \
+      alignas(32) int32_t sums[8];                                                                                     \
+      const unsigned char* p = row + b * block_bytes(T);                                                               \
+      const int8_t* q = qx + b * kQuantBlock;                                                                          \
+      if (count == 8)                                                                                                  \
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums),                                                           \
+                           NAME##_group<T, Part::kWhole>(group_weights<T, Part::kWhole, SHIFTED>(p, 8), q, 8));        \
+      else if (count > 4)                                                                                              \
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums),                                                           \
+                           NAME##_group<T, Part::kFirst>(group_weights<T, Part::kFirst, SHIFTED>(p, count), q, count)); \
+      else                                                                                                             \
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums),                                                           \
+                           NAME##_group<T, Part::kFirstOfFour>(                                                        \
+                               group_weights<T, Part::kFirstOfFour, SHIFTED>(p, count), q, count));                    \
+      for (int j = 0; j < count; ++j)                                                                                  \
+        out[b + j] = sums[j] - (T == QuantType::kQ8_0 && SHIFTED ? 128 * sx[b + j] : 0);                               \
+    }                                                                                                                  \
   }
 
-POTOP_AVX512_ROW_KERNEL(row_dot_avx512, POTOP_AVX512, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)))
-POTOP_AVX512_ROW_KERNEL(row_dot_avx512vnni, POTOP_AVX512VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, x))
+#define POTOP_DOT_ADD_BW(acc, w, x) \
+  _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)))
+POTOP_AVX512_ROW_KERNEL(row_dot_avx512, POTOP_AVX512, POTOP_DOT_ADD_BW, false)
+POTOP_AVX512_ROW_KERNEL(row_dot_avx512vnni, POTOP_AVX512VNNI, _mm512_dpbusd_epi32, true)
+#undef POTOP_DOT_ADD_BW
 #undef POTOP_AVX512_ROW_KERNEL
+#undef POTOP_INLINE
 
 // The block kernels alone, for quant_block_sums_with.
-POTOP_AVX2 int32_t block_sums_avx2_for_test(QuantType t, const unsigned char* blk, const int8_t* q) {
-  return hsum_epi32(t == QuantType::kQ8_0 ? block_q8_avx2(blk, q) : block_q4_avx2(blk, q));
+// Block b of a row's last group (q in nibble order for q4_0).
+POTOP_AVX2 int32_t block_sums_avx2_for_test(QuantType t, const unsigned char* row, const int8_t* q, int b, int nb) {
+  const int first = nb / 8 * 8;
+  const unsigned char* group = row + first * block_bytes(t);
+  const int8_t* x = q + first * kQuantBlock;
+  return hsum_epi32(t == QuantType::kQ8_0 ? block_avx2<QuantType::kQ8_0>(group, x, nb - first, b - first)
+                                          : block_avx2<QuantType::kQ4_0>(group, x, nb - first, b - first));
 }
 
-POTOP_AVX512 void pair_sums_avx512_store(QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
-  _mm512_storeu_si512(lanes, t == QuantType::kQ8_0 ? row_dot_avx512_pair<QuantType::kQ8_0>(blk, q)
-                                                   : row_dot_avx512_pair<QuantType::kQ4_0>(blk, q));
+POTOP_AVX2 void group_sums_avx2_for_test(QuantType t, const unsigned char* row, const int8_t* q, int b, int32_t* out) {
+  const __m256i sums = t == QuantType::kQ8_0 ? group_sums_avx2<QuantType::kQ8_0>(row, q, b)
+                                             : group_sums_avx2<QuantType::kQ4_0>(row, q, b);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b), sums);
 }
 
-POTOP_AVX512VNNI void pair_sums_vnni_store(QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
-  _mm512_storeu_si512(lanes, t == QuantType::kQ8_0 ? row_dot_avx512vnni_pair<QuantType::kQ8_0>(blk, q)
-                                                   : row_dot_avx512vnni_pair<QuantType::kQ4_0>(blk, q));
-}
-
-void pair_sums_for_test(QuantIsa isa, QuantType t, const unsigned char* blk, const int8_t* q, int32_t* lanes) {
+void group_sums_for_test(QuantIsa isa, QuantType t, const unsigned char* row, const int8_t* q, const int32_t* sum,
+                         int nb, int32_t* out) {
+  const bool q8 = t == QuantType::kQ8_0;
   if (isa == QuantIsa::kAvx512Vnni)
-    pair_sums_vnni_store(t, blk, q, lanes);
+    q8 ? row_dot_avx512vnni_block_sums<QuantType::kQ8_0>(row, q, sum, nb, out)
+       : row_dot_avx512vnni_block_sums<QuantType::kQ4_0>(row, q, sum, nb, out);
   else
-    pair_sums_avx512_store(t, blk, q, lanes);
+    q8 ? row_dot_avx512_block_sums<QuantType::kQ8_0>(row, q, sum, nb, out)
+       : row_dot_avx512_block_sums<QuantType::kQ4_0>(row, q, sum, nb, out);
 }
 
 // ---- Dequantizing, for the many-row path: the same floats as dequantize_row (d · q is one
@@ -661,6 +922,10 @@ struct Kernels {
   QuantizeX quantize;
   Dequantize dequantize;
   Rows4Dot q8x4 = nullptr, q4x4 = nullptr;
+  // Rearranges a row of quantized activations for q4 and q4x4 (to_nibble_order), or null.
+  void (*q4_order)(int8_t*, int) = nullptr;
+  // Many rows of x take quant_matmul_batch (quant_batch.h: AVX-512 VNNI) rather than the panels.
+  bool batch = false;
   RowDot of(QuantType t) const { return t == QuantType::kQ8_0 ? q8 : q4; }
   Rows4Dot rows4_of(QuantType t) const { return t == QuantType::kQ8_0 ? q8x4 : q4x4; }
 };
@@ -676,13 +941,15 @@ Kernels kernels_of(QuantIsa isa) {
   switch (isa) {
     case QuantIsa::kAvx512Vnni:
       return {dot_f16_avx512, row_dot_avx512vnni<QuantType::kQ8_0>, row_dot_avx512vnni<QuantType::kQ4_0>, quantize_x_avx2,
-              dequantize_row_avx2, row_dot_avx512vnni_rows4<QuantType::kQ8_0>, row_dot_avx512vnni_rows4<QuantType::kQ4_0>};
+              dequantize_row_avx2, row_dot_avx512vnni_rows4<QuantType::kQ8_0>, row_dot_avx512vnni_rows4<QuantType::kQ4_0>,
+              to_nibble_order, /*batch=*/true};
     case QuantIsa::kAvx512:
       return {dot_f16_avx512, row_dot_avx512<QuantType::kQ8_0>, row_dot_avx512<QuantType::kQ4_0>, quantize_x_avx2,
-              dequantize_row_avx2, row_dot_avx512_rows4<QuantType::kQ8_0>, row_dot_avx512_rows4<QuantType::kQ4_0>};
+              dequantize_row_avx2, row_dot_avx512_rows4<QuantType::kQ8_0>, row_dot_avx512_rows4<QuantType::kQ4_0>,
+              to_nibble_order};
     case QuantIsa::kAvx2:
       return {dot_f16_avx2, row_dot_avx2<QuantType::kQ8_0>, row_dot_avx2<QuantType::kQ4_0>, quantize_x_avx2,
-              dequantize_row_avx2, rows4_dot_avx2<QuantType::kQ8_0>, rows4_dot_avx2<QuantType::kQ4_0>};
+              dequantize_row_avx2, rows4_dot_avx2<QuantType::kQ8_0>, rows4_dot_avx2<QuantType::kQ4_0>, to_nibble_order};
     case QuantIsa::kScalar: break;
   }
   return {dot_f16_scalar, row_dot_scalar_q8, row_dot_scalar_q4, quantize_x_scalar, dequantize_row_scalar};
@@ -706,13 +973,16 @@ struct QXBuffers {
   std::vector<int32_t> s;
 };
 
-QX quantize_rows(const Kernels& k, const float* X, int M, int K) {
+// The rows in the order k's q4_0 kernels read them when `type` is q4_0 and `nibble_order`.
+QX quantize_rows(const Kernels& k, QuantType type, const float* X, int M, int K, bool nibble_order = true) {
   thread_local QXBuffers buf;
   const size_t nb = static_cast<size_t>(K / kQuantBlock), rows = static_cast<size_t>(M);
   if (buf.q.size() < rows * K) buf.q.resize(rows * K);
   if (buf.d.size() < rows * nb) buf.d.resize(rows * nb), buf.s.resize(rows * nb);
-  for (size_t m = 0; m < rows; ++m)
+  for (size_t m = 0; m < rows; ++m) {
     k.quantize(X + m * K, K, buf.q.data() + m * K, buf.d.data() + m * nb, buf.s.data() + m * nb);
+    if (type == QuantType::kQ4_0 && k.q4_order && nibble_order) k.q4_order(buf.q.data() + m * K, K);
+  }
   return {buf.q.data(), buf.d.data(), buf.s.data()};
 }
 
@@ -731,13 +1001,22 @@ bool worth_threads(size_t weight_bytes, int M) {
 // last few blocks, and there the panels win from a few rows on: at K = 384, N = 1152, M = 16,
 // q8_0 took 144 µs as panels against 358 µs in integers (f32 sgemm 94). Panels of 256 rows: with
 // 64, sgemm's calls were too small (223 µs there).
+// With AVX-512 VNNI q8_0 and q4_0 never take the panels: from batch_rows(K) rows of x on,
+// quant_matmul_batch (sixteen rows of x in the lanes of vpdpbusd) was 1.2-3.7x f32's sgemm at
+// M = 8-16 and K = 384 or 1536, and below that the integer rows beat the panels.
 constexpr int kPanelRows = 256;
-int many_rows(QuantType type, int K) {
+int many_rows(const Kernels& k, QuantType type, int K) {
   if (type == QuantType::kF16) return 32;
+  if (k.batch) return std::numeric_limits<int>::max();
   if (K > 1024) return std::numeric_limits<int>::max();
   if ((K / kQuantBlock) % 8 != 0) return type == QuantType::kQ8_0 ? 4 : 8;
   return 32;
 }
+
+// From this many rows of x, quant_matmul_batch beats the integer rows, four at a time (Zen 4, one
+// thread, N = 384-1536): from 8 where a row's blocks are not whole groups of eight (K = 384: 15
+// against 23 µs at N = 384, M = 8, q8_0), else from 12 (K = 1536, M = 8: 52 against 45 µs).
+int batch_rows(int K) { return (K / kQuantBlock) % 8 != 0 ? 8 : 12; }
 
 void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
             bool accumulate) {
@@ -746,7 +1025,12 @@ void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const
   const auto* rows = static_cast<const unsigned char*>(W);
   const bool parallel = worth_threads(row_bytes * static_cast<size_t>(N), M);
   const size_t n_out = static_cast<size_t>(N);
-  if (M >= many_rows(type, K)) {
+  if (k.batch && type != QuantType::kF16 && M >= batch_rows(K)) {
+    const QX qx = quantize_rows(k, type, X, M, K, /*nibble_order=*/false);
+    quant_matmul_batch(type, W, N, K, qx.q, qx.d, qx.s, M, Y, accumulate, parallel);
+    return;
+  }
+  if (M >= many_rows(k, type, K)) {
     // Panels of kPanelRows rows of W to f32, each multiplied by one single-threaded sgemm (OpenBLAS
     // and oneDNN run on one thread inside a parallel region). The panels are the same whatever
     // the thread count, and sgemm sums along K within one call: so are the results.
@@ -773,7 +1057,7 @@ void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const
     return;
   }
   const int nb = K / kQuantBlock;
-  const QX qx = quantize_rows(k, X, M, K);
+  const QX qx = quantize_rows(k, type, X, M, K);
   const RowDot dot = k.of(type);
   const Rows4Dot dot4 = k.rows4_of(type);
   // Each row of W is read from memory once and stays in L1 while the M rows of x go past it, four
@@ -855,18 +1139,18 @@ void quant_block_sums_with(QuantIsa isa, QuantType type, const void* row, const 
   const auto* r = static_cast<const unsigned char*>(row);
   const size_t bb = block_bytes(type);
   const int nb = K / kQuantBlock;
+  std::vector<int8_t> ordered(q, q + K);  // as the vector kernels take x (to_nibble_order)
+  if (type == QuantType::kQ4_0 && isa != QuantIsa::kScalar) to_nibble_order(ordered.data(), K);
   int b = 0;
   if (isa == QuantIsa::kAvx512 || isa == QuantIsa::kAvx512Vnni) {
-    // Through the two-block 512-bit kernels, as the row kernels use them.
-    for (; b + 2 <= nb; b += 2) {
-      alignas(64) int32_t lanes[16];
-      pair_sums_for_test(isa, type, r + b * bb, q + b * kQuantBlock, lanes);
-      out[b] = 0, out[b + 1] = 0;
-      for (int l = 0; l < 8; ++l) out[b] += lanes[l], out[b + 1] += lanes[8 + l];
-    }
+    // Through the group kernels, as the row kernels use them (the last blocks masked).
+    group_sums_for_test(isa, type, r, ordered.data(), sum, nb, out);
+    b = nb;
   }
-  if (isa != QuantIsa::kScalar)
-    for (; b < nb; ++b) out[b] = block_sums_avx2_for_test(type, r + b * bb, q + b * kQuantBlock);
+  if (isa == QuantIsa::kAvx2) {  // the whole groups as row_dot_avx2 takes them, then block by block
+    for (; b + 8 <= nb; b += 8) group_sums_avx2_for_test(type, r, ordered.data(), b, out);
+    for (; b < nb; ++b) out[b] = block_sums_avx2_for_test(type, r, ordered.data(), b, nb);
+  }
   for (; b < nb; ++b) out[b] = block_sum_scalar(type, r + b * bb, q + b * kQuantBlock);
   if (type == QuantType::kQ4_0 && isa != QuantIsa::kScalar)
     for (b = 0; b < nb; ++b) out[b] -= 8 * sum[b];

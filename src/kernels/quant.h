@@ -65,9 +65,11 @@ void dequantize_row(QuantType type, const void* row, int K, float* out);
 // ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Every ISA and the scalar code do exactly
 // this, so for finite inputs q8_0 and q4_0 results are bit-identical whatever the ISA, the
 // thread count, or M (a row of quant_matmul is quant_gemv of that row), as long as quant_matmul
-// takes the integer path: always for K > 1024 and for M < 4; for K <= 1024 below M = 32, or below
-// M = 4 (q8_0) and 8 (q4_0) when K / 32 blocks are not whole groups of 8. From there (and from
-// M = 32 for f16) quant_matmul dequantizes W in panels of 256 rows and multiplies in f32 (sgemm),
+// takes an integer path. With AVX-512 VNNI it always does: many rows of x go sixteen at a time
+// through quant_batch.h's kernel, which keeps the same float order lane by lane. On other ISAs it
+// does always for K > 1024 and for M < 4; for K <= 1024 below M = 32, or below M = 4 (q8_0) and
+// 8 (q4_0) when K / 32 blocks are not whole groups of 8. From there (and from M = 32 for f16, on
+// every ISA) quant_matmul dequantizes W in panels of 256 rows and multiplies in f32 (sgemm),
 // faster there; that is the dequantize-then-float product, without x's rounding, still
 // independent of the thread count. The f16 float kernels sum in the order of their vector width:
 // they agree across ISAs only to float rounding.
@@ -94,8 +96,8 @@ void quantize_activations(const float* x, int K, int8_t* q, float* d, int32_t* s
 // The kernels one by one, for the tests. An ISA this CPU lacks is not available
 // (quant_isa_available) and must not be called.
 //   kAvx2        AVX2 + FMA + F16C: _mm256_maddubs_epi16
-//   kAvx512      AVX-512 F/BW/VL: 512-bit maddubs, two blocks at a time
-//   kAvx512Vnni  the same with VNNI's vpdpbusd
+//   kAvx512      AVX-512 F/BW/VL: 512-bit maddubs, a group of eight blocks at a time
+//   kAvx512Vnni  the same with VNNI's vpdpbusd, and quant_batch.h for many rows
 enum class QuantIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 bool quant_isa_available(QuantIsa isa);
 float quant_dot_with(QuantIsa isa, QuantType type, const void* row, const float* x, int K);
