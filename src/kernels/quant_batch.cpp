@@ -70,9 +70,11 @@ POTOP_VNNI inline __m512i block_sums(const unsigned char* w, const int32_t* step
   return _mm512_add_epi32(even, odd);
 }
 
-// One weight row against the tile's sixteen rows of x: quant.h's float step, lane by lane.
+// One weight row against the tile's sixteen rows of x: quant.h's float step, lane by lane; the
+// sixteen results to out. (No vector types in its signature: clang compiles the OpenMP region
+// that calls it without this file's target attributes.)
 template <QuantType T>
-POTOP_VNNI __m512 row_against_tile(const unsigned char* row, int nb, const XTile& t) {
+POTOP_VNNI void row_against_tile(const unsigned char* row, int nb, const XTile& t, float* out) {
   constexpr size_t bb = T == QuantType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
   __m512 part[8];
   for (__m512& p : part) p = _mm512_setzero_ps();
@@ -86,12 +88,12 @@ POTOP_VNNI __m512 row_against_tile(const unsigned char* row, int nb, const XTile
     const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(h)), _mm512_loadu_ps(t.scale.data() + lane0));
     part[b & 7] = _mm512_fmadd_ps(scale, _mm512_maskz_cvtepi32_ps(0xFFFF, sums), part[b & 7]);
   }
-  return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(part[0], part[4]), _mm512_add_ps(part[2], part[6])),
-                       _mm512_add_ps(_mm512_add_ps(part[1], part[5]), _mm512_add_ps(part[3], part[7])));
+  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(part[0], part[4]), _mm512_add_ps(part[2], part[6])),
+                                      _mm512_add_ps(_mm512_add_ps(part[1], part[5]), _mm512_add_ps(part[3], part[7]))));
 }
 
 template <QuantType T>
-POTOP_VNNI void matmul_batch(const unsigned char* W, int N, int K, const int8_t* q, const float* d, const int32_t* s,
+void matmul_batch(const unsigned char* W, int N, int K, const int8_t* q, const float* d, const int32_t* s,
                              int M, float* Y, bool accumulate, bool parallel) {
   constexpr int32_t o = T == QuantType::kQ8_0 ? 128 : 8;
   const int nb = K / kQuantBlock;
@@ -104,8 +106,8 @@ POTOP_VNNI void matmul_batch(const unsigned char* W, int N, int K, const int8_t*
     const XTile& t = tile;
 #pragma omp parallel for schedule(static) if (parallel)
     for (int n = 0; n < N; ++n) {
-      alignas(64) float v[kLanes];
-      _mm512_store_ps(v, row_against_tile<T>(W + static_cast<size_t>(n) * row_bytes, nb, t));
+      float v[kLanes];
+      row_against_tile<T>(W + static_cast<size_t>(n) * row_bytes, nb, t, v);
       for (int m = 0; m < rows; ++m) {
         float& y = Y[(m0 + m) * n_out + n];
         y = accumulate ? y + v[m] : v[m];
