@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "serve/api_error.h"
 #include "serve/http_json.h"
@@ -101,9 +102,17 @@ void refuse(int sock, const ApiError& error, const char* reason) {
 // time.
 class RequestStream final : public httplib::Stream {
  public:
-  RequestStream(int sock, const std::atomic<socket_t>& listening, const ConnectionLimits& limits,
-                Clock::duration read_timeout, Clock::duration write_timeout)
-      : sock_(sock), listening_(listening), limits_(limits), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+  // `peer` and `peer_port`: the client's address, read once for the connection (httplib asks for
+  // it with every request).
+  RequestStream(int sock, std::string peer, int peer_port, const std::atomic<socket_t>& listening,
+                const ConnectionLimits& limits, Clock::duration read_timeout, Clock::duration write_timeout)
+      : sock_(sock),
+        peer_(std::move(peer)),
+        peer_port_(peer_port),
+        listening_(listening),
+        limits_(limits),
+        read_timeout_(read_timeout),
+        write_timeout_(write_timeout) {}
 
   // Waits up to `keep_alive` for the next request's first byte (false: none came, the client
   // left, or the server is stopping), and starts its header deadline.
@@ -117,7 +126,8 @@ class RequestStream final : public httplib::Stream {
     return true;
   }
 
-  int refused_status() const { return refused_ ? 408 : 0; }
+  // 408 when the request read last was refused (refuse_late), else 0.
+  int refused_status() const { return request_refused ? 408 : 0; }
 
   bool is_readable() const override {
     if (closed_) return false;
@@ -159,7 +169,7 @@ class RequestStream final : public httplib::Stream {
     return n;
   }
 
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { ip = socket_address(sock_, true, &port); }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { ip = peer_, port = peer_port_; }
   void get_local_ip_and_port(std::string& ip, int& port) const override { ip = socket_address(sock_, false, &port); }
   socket_t socket() const override { return sock_; }
 
@@ -203,12 +213,13 @@ class RequestStream final : public httplib::Stream {
                                             std::to_string(static_cast<long long>(limits_.body_timeout_s)) +
                                             " s of its headers (--body-timeout)";
     refuse(sock_, ApiError(408, "invalid_request_error", "", what, "request_timeout"), "Request Timeout");
-    refused_ = true;
     request_refused = true;
     closed_ = true;
   }
 
   const int sock_;
+  const std::string peer_;
+  const int peer_port_;
   const std::atomic<socket_t>& listening_;
   const ConnectionLimits& limits_;
   const Clock::duration read_timeout_, write_timeout_;
@@ -218,7 +229,6 @@ class RequestStream final : public httplib::Stream {
   uint32_t last_four_ = 0;      // the last four bytes of the head read so far
   Clock::time_point deadline_ = Clock::time_point::max();
   bool closed_ = false;         // answered 408, or the server stopped: no more reads or writes
-  bool refused_ = false;
 };
 
 }  // namespace
@@ -256,7 +266,8 @@ void GuardedHttpServer::release(const std::string& address) {
 // httplib's own loop (process_server_socket in httplib.cc) with RequestStream for its socket
 // stream: up to keep_alive_max_count_ requests, each awaited for keep_alive_timeout_sec_.
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
-  const std::string client = socket_address(sock, true, nullptr);
+  int client_port = 0;
+  const std::string client = socket_address(sock, true, &client_port);
   bool ok = false;
   if (!admit(client)) {
     refuse(sock,
@@ -272,7 +283,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
       const std::string& client;
       ~Release() { server.release(client); }
     } release{*this, client};
-    RequestStream stream(sock, svr_sock_, limits_,
+    RequestStream stream(sock, client, client_port, svr_sock_, limits_,
                          std::chrono::seconds(read_timeout_sec_) + std::chrono::microseconds(read_timeout_usec_),
                          std::chrono::seconds(write_timeout_sec_) + std::chrono::microseconds(write_timeout_usec_));
     for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
