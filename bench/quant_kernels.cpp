@@ -2,6 +2,7 @@
 // weight bandwidth of y = W x for f32 (sgemv_rows), f16, q8_0 and q4_0, and of Y = X Wᵀ for a few
 // rows, on the shapes of a small model. Each weight matrix is cycled through enough copies that
 // the set is well past the last-level cache, as the layers of a model are.
+// Where the CPU has AVX-512 VNNI, q8_0 and q4_0 are timed interleaved (quant_interleaved.h) too.
 //   quant_kernels [--threads T] [--isa scalar|avx2|avx512|avx512vnni]
 #include <omp.h>
 
@@ -16,6 +17,7 @@
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 #include "kernels/quant.h"
+#include "kernels/quant_interleaved.h"
 
 namespace {
 
@@ -107,8 +109,30 @@ int main(int argc, char** argv) {
       const double sec = time_it(copies, [&](int c) { matmul(t, q.data() + c * bytes, N, K, x.data(), 1, y.data()); });
       std::printf("  gemv  %-5s %8.1f us  %6.1f GB/s  %4.2fx f32\n", potop::to_string(t).c_str(), 1e6 * sec, bytes / sec / 1e9,
                   f32_gemv / sec);
+      // The same matrix interleaved sixteen rows at a time (quant_interleaved.h), as a model loads it on AVX-512 VNNI.
+      std::vector<unsigned char> inter;
+      size_t pbytes = 0;
+      if (t != QuantType::kF16 && potop::quant_interleaved_available()) {
+        const std::vector<uint8_t> one = potop::quant_rows_to_interleaved(t, q.data(), N, K);
+        pbytes = one.size();
+        inter.resize(pbytes * copies);
+        for (int c = 0; c < copies; ++c) std::memcpy(inter.data() + c * pbytes, one.data(), pbytes);
+      }
+      auto inter_matmul = [&](int c, int M) {
+        potop::quant_matmul(t, potop::QuantLayout::kInterleaved, inter.data() + c * pbytes, N, K, x.data(), M, y.data(), false);
+      };
+      if (pbytes) {
+        const double ps = time_it(copies, [&](int c) { inter_matmul(c, 1); });
+        std::printf("  gemv  %-5s %8.1f us  %6.1f GB/s  %4.2fx f32  (interleaved)\n", potop::to_string(t).c_str(), 1e6 * ps,
+                    bytes / ps / 1e9, f32_gemv / ps);
+      }
       int i = 0;
       for (int M : {4, 16, 32, 64}) {
+        if (pbytes) {
+          const double ps = time_it(copies, [&](int c) { inter_matmul(c, M); });
+          std::printf("  M %-3d %-5s %8.1f us  %6.1f GFLOP/s  (interleaved)\n", M, potop::to_string(t).c_str(), 1e6 * ps,
+                      2.0 * M * N * K / ps / 1e9);
+        }
         const double mm = time_it(copies, [&](int c) { matmul(t, q.data() + c * bytes, N, K, x.data(), M, y.data()); });
         // The alternative for many rows: dequantize W to f32 (N, K), then one sgemm.
         std::vector<float> deq(static_cast<size_t>(N) * K);

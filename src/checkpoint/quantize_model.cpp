@@ -13,7 +13,7 @@ namespace {
 
 // W (K, N) as stored for training, to Wᵀ's N rows of K quantized weights.
 QuantizedMatrix quantize_matrix(const float* W, int K, int N, QuantType type) {
-  QuantizedMatrix m{type, N, K, {}};
+  QuantizedMatrix m{type, N, K, QuantLayout::kRows, {}};
   m.data.resize(static_cast<size_t>(N) * m.row_bytes());
 #pragma omp parallel
   {

@@ -103,11 +103,14 @@ void save_weights(const fs::path& path, const ParameterSet& params, const ModelH
     for (const TensorSpec& spec : specs) names.push_back(g.prefix + spec.name);
   POTOP_CHECK(groups.empty() || !params.any_quantized(), "a training state holds no quantized weights");
   std::vector<SafetensorsEntry> entries;
+  std::vector<std::vector<uint8_t>> as_rows;  // quantized matrices in the files' layout, while entries point at them
   nlohmann::json quantized = nlohmann::json::object();
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& spec = specs[i];
     if (const QuantizedMatrix* q = params.quantized(static_cast<ParamId>(i))) {
-      entries.push_back({spec.name, quantized_dtype(q->type), quantized_shape(q->type, q->rows, q->cols), q->data.data()});
+      const uint8_t* bytes = q->data.data();
+      if (q->layout != QuantLayout::kRows) bytes = as_rows.emplace_back(q->rows_data()).data();
+      entries.push_back({spec.name, quantized_dtype(q->type), quantized_shape(q->type, q->rows, q->cols), bytes});
       quantized[spec.name] = to_string(q->type);
     } else {
       entries.push_back({spec.name, Dtype::F32, spec.shape, params.values().at(spec)});
@@ -157,7 +160,7 @@ void load_weights(const SafetensorsFile& file, ParameterSet& params) {
       file.copy_f32_into(spec.name, params.values().at(spec), spec.shape);
       continue;
     }
-    QuantizedMatrix m{q->second, static_cast<int>(spec.shape[1]), static_cast<int>(spec.shape[0]), {}};
+    QuantizedMatrix m{q->second, static_cast<int>(spec.shape[1]), static_cast<int>(spec.shape[0]), QuantLayout::kRows, {}};
     const std::span<const std::byte> bytes = file.bytes(spec.name);
     m.data.resize(bytes.size());
     std::memcpy(m.data.data(), bytes.data(), bytes.size());

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/scratch.h"
 #include "kernels/gemm.h"
-#include "kernels/quant_batch.h"
+#include "kernels/quant_interleaved.h"
 
 namespace potop {
 
@@ -924,8 +924,6 @@ struct Kernels {
   Rows4Dot q8x4 = nullptr, q4x4 = nullptr;
   // Rearranges a row of quantized activations for q4 and q4x4 (to_nibble_order), or null.
   void (*q4_order)(int8_t*, int) = nullptr;
-  // Many rows of x take quant_matmul_batch (quant_batch.h: AVX-512 VNNI) rather than the panels.
-  bool batch = false;
   RowDot of(QuantType t) const { return t == QuantType::kQ8_0 ? q8 : q4; }
   Rows4Dot rows4_of(QuantType t) const { return t == QuantType::kQ8_0 ? q8x4 : q4x4; }
 };
@@ -942,7 +940,7 @@ Kernels kernels_of(QuantIsa isa) {
     case QuantIsa::kAvx512Vnni:
       return {dot_f16_avx512, row_dot_avx512vnni<QuantType::kQ8_0>, row_dot_avx512vnni<QuantType::kQ4_0>, quantize_x_avx2,
               dequantize_row_avx2, row_dot_avx512vnni_rows4<QuantType::kQ8_0>, row_dot_avx512vnni_rows4<QuantType::kQ4_0>,
-              to_nibble_order, /*batch=*/true};
+              to_nibble_order};
     case QuantIsa::kAvx512:
       return {dot_f16_avx512, row_dot_avx512<QuantType::kQ8_0>, row_dot_avx512<QuantType::kQ4_0>, quantize_x_avx2,
               dequantize_row_avx2, row_dot_avx512_rows4<QuantType::kQ8_0>, row_dot_avx512_rows4<QuantType::kQ4_0>,
@@ -992,7 +990,8 @@ bool worth_threads(size_t weight_bytes, int M) {
 }
 
 // From this many rows of X on, dequantizing W panel by panel and multiplying in f32 (sgemm) is
-// faster than the integer kernels. Measured on Zen 4, one thread (bench/quant_kernels.cpp): the
+// faster than the integer kernels, for W as rows (a model's q8_0 and q4_0 matrices on AVX-512
+// VNNI are interleaved instead, and their kernel takes any number of rows). Measured on Zen 4, one thread (bench/quant_kernels.cpp): the
 // integer kernels (four rows of X per decoded block) hold 90-140 GFLOP/s, the panels' sgemm
 // beats them from M = 32 at K = 768 but not at K > 1024 (q8_0, M = 64: 2.4 ms against 1.9 for a
 // whole-matrix sgemm at K = 3072). f16 weights have no integer kernel, and their float one
@@ -1001,22 +1000,13 @@ bool worth_threads(size_t weight_bytes, int M) {
 // last few blocks, and there the panels win from a few rows on: at K = 384, N = 1152, M = 16,
 // q8_0 took 144 µs as panels against 358 µs in integers (f32 sgemm 94). Panels of 256 rows: with
 // 64, sgemm's calls were too small (223 µs there).
-// With AVX-512 VNNI q8_0 and q4_0 never take the panels: from batch_rows(K) rows of x on,
-// quant_matmul_batch (sixteen rows of x in the lanes of vpdpbusd) was 1.2-3.7x f32's sgemm at
-// M = 8-16 and K = 384 or 1536, and below that the integer rows beat the panels.
 constexpr int kPanelRows = 256;
 int many_rows(const Kernels& k, QuantType type, int K) {
   if (type == QuantType::kF16) return 32;
-  if (k.batch) return std::numeric_limits<int>::max();
   if (K > 1024) return std::numeric_limits<int>::max();
   if ((K / kQuantBlock) % 8 != 0) return type == QuantType::kQ8_0 ? 4 : 8;
   return 32;
 }
-
-// From this many rows of x, quant_matmul_batch beats the integer rows, four at a time (Zen 4, one
-// thread, N = 384-1536): from 8 where a row's blocks are not whole groups of eight (K = 384: 15
-// against 23 µs at N = 384, M = 8, q8_0), else from 12 (K = 1536, M = 8: 52 against 45 µs).
-int batch_rows(int K) { return (K / kQuantBlock) % 8 != 0 ? 8 : 12; }
 
 void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const float* X, int M, float* Y,
             bool accumulate) {
@@ -1025,11 +1015,6 @@ void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const
   const auto* rows = static_cast<const unsigned char*>(W);
   const bool parallel = worth_threads(row_bytes * static_cast<size_t>(N), M);
   const size_t n_out = static_cast<size_t>(N);
-  if (k.batch && type != QuantType::kF16 && M >= batch_rows(K)) {
-    const QX qx = quantize_rows(k, type, X, M, K, /*nibble_order=*/false);
-    quant_matmul_batch(type, W, N, K, qx.q, qx.d, qx.s, M, Y, accumulate, parallel);
-    return;
-  }
   if (M >= many_rows(k, type, K)) {
     // Panels of kPanelRows rows of W to f32, each multiplied by one single-threaded sgemm (OpenBLAS
     // and oneDNN run on one thread inside a parallel region). The panels are the same whatever
@@ -1172,6 +1157,24 @@ void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, flo
 
 void quant_matmul(QuantType type, const void* W, int N, int K, const float* X, int M, float* Y, bool accumulate) {
   matmul(best_kernels(), type, W, N, K, X, M, Y, accumulate);
+}
+
+QuantLayout quant_best_layout(QuantType type) {
+  return type != QuantType::kF16 && quant_interleaved_available() ? QuantLayout::kInterleaved : QuantLayout::kRows;
+}
+
+void quant_matmul(QuantType type, QuantLayout layout, const void* W, int N, int K, const float* X, int M, float* Y,
+                  bool accumulate) {
+  const Kernels& k = best_kernels();
+  if (layout == QuantLayout::kRows) return matmul(k, type, W, N, K, X, M, Y, accumulate);
+  if (M <= 0 || N <= 0) return;
+  if (!quant_interleaved_available()) {
+    const std::vector<uint8_t> rows = quant_interleaved_to_rows(type, static_cast<const uint8_t*>(W), N, K);
+    return matmul(k, type, rows.data(), N, K, X, M, Y, accumulate);
+  }
+  const QX qx = quantize_rows(k, type, X, M, K, /*nibble_order=*/false);
+  quant_matmul_interleaved(type, W, N, K, qx.q, qx.d, qx.s, M, Y, accumulate,
+                      worth_threads(quant_interleaved_bytes(type, N, K), M));
 }
 
 }  // namespace potop

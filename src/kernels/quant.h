@@ -65,8 +65,8 @@ void dequantize_row(QuantType type, const void* row, int K, float* out);
 // ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Every ISA and the scalar code do exactly
 // this, so for finite inputs q8_0 and q4_0 results are bit-identical whatever the ISA, the
 // thread count, or M (a row of quant_matmul is quant_gemv of that row), as long as quant_matmul
-// takes an integer path. With AVX-512 VNNI it always does: many rows of x go sixteen at a time
-// through quant_batch.h's kernel, which keeps the same float order lane by lane. On other ISAs it
+// takes an integer path. An interleaved W (QuantLayout below: a model's q8_0 and q4_0 matrices
+// on AVX-512 VNNI) always does, at any M, keeping the same float order lane by lane. W as rows
 // does always for K > 1024 and for M < 4; for K <= 1024 below M = 32, or below M = 4 (q8_0) and
 // 8 (q4_0) when K / 32 blocks are not whole groups of 8. From there (and from M = 32 for f16, on
 // every ISA) quant_matmul dequantizes W in panels of 256 rows and multiplies in f32 (sgemm),
@@ -88,6 +88,17 @@ void quant_gemv(QuantType type, const void* W, int N, int K, const float* x, flo
 // threads split the N rows; the result does not depend on the thread count.
 void quant_matmul(QuantType type, const void* W, int N, int K, const float* X, int M, float* Y, bool accumulate);
 
+// How a q8_0 / q4_0 matrix lies in memory: as N rows (ggml's layout, the files'), or its rows
+// interleaved sixteen at a time (quant_interleaved.h), which the AVX-512 VNNI kernel reads sixteen
+// rows at once. Either gives the same results, bit for bit.
+enum class QuantLayout { kRows, kInterleaved };
+// The layout quant_matmul reads fastest on this CPU: interleaved for q8_0 and q4_0 with AVX-512 VNNI.
+QuantLayout quant_best_layout(QuantType type);
+// quant_matmul of W in `layout`. An interleaved W on a CPU without AVX-512 VNNI is turned back into
+// rows for every call (correct, slow: for the tests).
+void quant_matmul(QuantType type, QuantLayout layout, const void* W, int N, int K, const float* X, int M, float* Y,
+                  bool accumulate);
+
 // The activations' quantization (llama.cpp's quantize_row_q8_0, with the scale kept in f32): per
 // block of 32, d = max|x| / 127, q = x · (127 / max|x|) rounded to nearest even (0 for an all-zero
 // block), sum = Σ q. K a multiple of 32; q (K), d and sum (K / 32).
@@ -97,7 +108,7 @@ void quantize_activations(const float* x, int K, int8_t* q, float* d, int32_t* s
 // (quant_isa_available) and must not be called.
 //   kAvx2        AVX2 + FMA + F16C: _mm256_maddubs_epi16
 //   kAvx512      AVX-512 F/BW/VL: 512-bit maddubs, a group of eight blocks at a time
-//   kAvx512Vnni  the same with VNNI's vpdpbusd, and quant_batch.h for many rows
+//   kAvx512Vnni  the same with VNNI's vpdpbusd (and quant_interleaved.h's kernel for interleaved W)
 enum class QuantIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
 bool quant_isa_available(QuantIsa isa);
 float quant_dot_with(QuantIsa isa, QuantType type, const void* row, const float* x, int K);

@@ -16,7 +16,7 @@ void linear(const Frame& f, float* out, const float* in, ParamId w, ParamId b, i
   const float* bias = f.value(b);
   if (bias)
     for (int n = 0; n < N; ++n) std::copy(bias, bias + OC, out + static_cast<size_t>(n) * OC);
-  quant_matmul(q->type, q->data.data(), OC, C, in, N, out, /*accumulate=*/bias != nullptr);
+  quant_matmul(q->type, q->layout, q->data.data(), OC, C, in, N, out, /*accumulate=*/bias != nullptr);
 }
 
 uint64_t LayerPass::site_seed(int site) const { return hash64(dropout_seed, static_cast<uint64_t>(site)); }

@@ -7,6 +7,7 @@
 
 #include "core/profile.h"
 #include "core/rng.h"
+#include "kernels/quant_interleaved.h"
 
 namespace potop {
 
@@ -21,11 +22,20 @@ ParameterSet ParameterSet::replica() const {
   return r;
 }
 
+std::vector<uint8_t> QuantizedMatrix::rows_data() const {
+  return layout == QuantLayout::kRows ? data : quant_interleaved_to_rows(type, data.data(), rows, cols);
+}
+
 void ParameterSet::set_quantized(ParamId id, QuantizedMatrix m) {
   const TensorSpec& s = spec(id);
   POTOP_CHECK(s.matrix && m.cols == s.shape[0] && m.rows == s.shape[1] &&
                   m.data.size() == static_cast<size_t>(m.rows) * m.row_bytes(),
               s.name + ": a quantized matrix of the wrong shape");
+  POTOP_CHECK(m.layout == QuantLayout::kRows, s.name + ": set_quantized takes a matrix as rows");
+  if (quant_best_layout(m.type) == QuantLayout::kInterleaved) {
+    m.data = quant_rows_to_interleaved(m.type, m.data.data(), m.rows, m.cols);
+    m.layout = QuantLayout::kInterleaved;
+  }
   if (!quantized_) quantized_ = std::make_shared<std::map<ParamId, QuantizedMatrix>>();
   (*quantized_)[id] = std::move(m);
   // The float values are never read again: zero them and give their whole pages back.
@@ -41,8 +51,9 @@ std::vector<float> ParameterSet::dense_values(ParamId id) const {
   const QuantizedMatrix* q = quantized(id);
   if (!q) return std::vector<float>(value(id), value(id) + s.numel);
   std::vector<float> w(s.numel), row(static_cast<size_t>(q->cols));
+  const std::vector<uint8_t> rows = q->rows_data();
   for (int n = 0; n < q->rows; ++n) {
-    dequantize_row(q->type, q->row(n), q->cols, row.data());
+    dequantize_row(q->type, rows.data() + static_cast<size_t>(n) * q->row_bytes(), q->cols, row.data());
     for (int k = 0; k < q->cols; ++k) w[static_cast<size_t>(k) * q->rows + n] = row[static_cast<size_t>(k)];
   }
   return w;

@@ -26,15 +26,20 @@ using ParamId = int32_t;
 inline constexpr ParamId kNoParam = -1;  // an optional tensor that this model does not have
 
 // A matrix W (in = K, out = N) of a model loaded for inference in fewer bits: Wᵀ as N rows of K
-// quantized weights (kernels/quant.h), the layout of a ggml tensor. Its float values are not kept.
+// quantized weights (kernels/quant.h), the layout of a ggml tensor, or those rows interleaved
+// sixteen at a time where this CPU's kernel reads them so (quant_interleaved.h). Its float values
+// are not kept.
 struct QuantizedMatrix {
   QuantType type = QuantType::kQ8_0;
   int rows = 0;  // N: W's outputs
   int cols = 0;  // K: W's inputs, the length of each dot product
-  std::vector<uint8_t> data;  // rows · quant_row_bytes(type, cols) bytes
+  QuantLayout layout = QuantLayout::kRows;
+  // kRows: rows · quant_row_bytes(type, cols) bytes; kInterleaved: quant_interleaved_bytes(type, rows, cols)
+  std::vector<uint8_t> data;
 
   size_t row_bytes() const { return quant_row_bytes(type, cols); }
-  const void* row(int n) const { return data.data() + static_cast<size_t>(n) * row_bytes(); }
+  // The rows layout (the files'): data itself, or a copy of it rearranged back.
+  std::vector<uint8_t> rows_data() const;
 };
 
 class ParameterSet {
@@ -58,7 +63,8 @@ class ParameterSet {
     return it == quantized_->end() ? nullptr : &it->second;
   }
   bool any_quantized() const { return quantized_ && !quantized_->empty(); }
-  // Stores tensor `id` (a matrix) quantized and releases its float values' memory.
+  // Stores tensor `id` (a matrix) quantized, m in the rows layout, and releases its float values'
+  // memory. It keeps m in the layout this CPU multiplies fastest (quant_best_layout).
   void set_quantized(ParamId id, QuantizedMatrix m);
   // W (in, out) as floats: the values, or the quantized rows dequantized and transposed back.
   std::vector<float> dense_values(ParamId id) const;
