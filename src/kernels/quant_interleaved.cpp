@@ -20,6 +20,7 @@ constexpr size_t kScaleBytes = 2 * kStripeRows;  // one block's sixteen f16 scal
 constexpr int registers_of(QuantType t) { return t == QuantType::kQ8_0 ? 8 : 4; }
 // What a quant byte of the rows layout is in a stripe: q8_0's signed weight made unsigned.
 constexpr uint8_t kQ8Shift = 0x80;
+constexpr uint32_t kQ8Shift4 = 0x80808080u;  // the same for four bytes
 
 void check_type(QuantType type) {
   POTOP_CHECK(type == QuantType::kQ8_0 || type == QuantType::kQ4_0, "only q8_0 and q4_0 matrices go in stripes");
@@ -86,7 +87,7 @@ POTOP_VNNI inline __m512i block_sums(const __m512i* w, const int8_t* x, int32_t 
 // out[m·16 ..]. Blocks go in groups of eight so that partial sum b mod 8 is a register.
 template <QuantType T, int kRows>
 POTOP_VNNI void stripe_against_rows(const unsigned char* stripe, int nb, const int8_t* q, const float* d,
-                                   const int32_t* s, size_t K, float* out) {
+                                    const int32_t* s, size_t K, float* out) {
   constexpr size_t block_quants = registers_of(T) * kRegisterBytes;
   const unsigned char* quants = stripe + static_cast<size_t>(nb) * kScaleBytes;
   const size_t nbs = static_cast<size_t>(nb);
@@ -101,7 +102,8 @@ POTOP_VNNI void stripe_against_rows(const unsigned char* stripe, int nb, const i
       const int b = b0 + l;
       __m512i w[8];
       load_block<T>(quants + b * block_quants, w);
-      const __m512 dw = _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(stripe + b * kScaleBytes)));
+      const auto* scales = reinterpret_cast<const __m256i*>(stripe + b * kScaleBytes);
+      const __m512 dw = _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(scales));
       for (int m = 0; m < kRows; ++m) {
         const size_t mb = m * nbs + b;
         const __m512i sums = block_sums<T>(w, q + m * K + static_cast<size_t>(b) * kQuantBlock, s[mb]);
@@ -112,8 +114,9 @@ POTOP_VNNI void stripe_against_rows(const unsigned char* stripe, int nb, const i
   }
   for (int m = 0; m < kRows; ++m) {  // quant.h's order: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
     const __m512* p = part[m];
-    _mm512_storeu_ps(out + m * kStripeRows, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[4]), _mm512_add_ps(p[2], p[6])),
-                                                          _mm512_add_ps(_mm512_add_ps(p[1], p[5]), _mm512_add_ps(p[3], p[7]))));
+    const __m512 even = _mm512_add_ps(_mm512_add_ps(p[0], p[4]), _mm512_add_ps(p[2], p[6]));
+    const __m512 odd = _mm512_add_ps(_mm512_add_ps(p[1], p[5]), _mm512_add_ps(p[3], p[7]));
+    _mm512_storeu_ps(out + m * kStripeRows, _mm512_add_ps(even, odd));
   }
 }
 
@@ -121,7 +124,7 @@ POTOP_VNNI void stripe_against_rows(const unsigned char* stripe, int nb, const i
 // compiles the OpenMP region that calls it without this file's target attributes.)
 template <QuantType T>
 POTOP_VNNI void stripe_job(const unsigned char* stripe, int p, int N, int K, const int8_t* q, const float* d,
-                          const int32_t* s, int M, float* Y, bool accumulate) {
+                           const int32_t* s, int M, float* Y, bool accumulate) {
   constexpr int kTile = 4;  // rows of x per pass over the stripe's blocks: each block decoded once for them
   const int nb = K / kQuantBlock, n0 = p * kStripeRows, width = std::min(kStripeRows, N - n0);
   const size_t Ks = static_cast<size_t>(K), nbs = static_cast<size_t>(nb);
@@ -146,7 +149,7 @@ POTOP_VNNI void stripe_job(const unsigned char* stripe, int p, int N, int K, con
 
 template <QuantType T>
 void matmul_stripes(const unsigned char* W, int N, int K, const int8_t* q, const float* d, const int32_t* s, int M,
-                   float* Y, bool accumulate, bool parallel) {
+                    float* Y, bool accumulate, bool parallel) {
   const size_t stripe_bytes = kStripeRows * quant_row_bytes(T, K);
   const int stripes = stripes_of(N);
 #pragma omp parallel for schedule(static) if (parallel)
@@ -161,6 +164,7 @@ size_t quant_interleaved_bytes(QuantType type, int N, int K) {
 }
 
 std::vector<uint8_t> quant_rows_to_interleaved(QuantType type, const uint8_t* rows, int N, int K) {
+  check_type(type);
   const size_t row_bytes = quant_row_bytes(type, K), stripe_bytes = kStripeRows * row_bytes;
   const size_t block = type == QuantType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
   const StripeIndex at{K / kQuantBlock, registers_of(type)};
@@ -172,9 +176,12 @@ std::vector<uint8_t> quant_rows_to_interleaved(QuantType type, const uint8_t* ro
     for (int b = 0; b < at.nb; ++b) {
       const uint8_t* blk = rows + static_cast<size_t>(n) * row_bytes + b * block;
       std::memcpy(stripe + at.scale(b, r), blk, 2);
-      for (int s = 0; s < at.registers; ++s)
-        for (int j = 0; j < 4; ++j)
-          stripe[at.quants(b, s, r) + j] = type == QuantType::kQ8_0 ? blk[2 + 4 * s + j] ^ kQ8Shift : blk[2 + 4 * s + j];
+      for (int s = 0; s < at.registers; ++s) {
+        uint32_t four;
+        std::memcpy(&four, blk + 2 + 4 * s, 4);
+        if (type == QuantType::kQ8_0) four ^= kQ8Shift4;
+        std::memcpy(stripe + at.quants(b, s, r), &four, 4);
+      }
     }
   }
   for (size_t p = N; p < static_cast<size_t>(stripes_of(N)) * kStripeRows; ++p)  // the padding's scales: 0
@@ -186,7 +193,6 @@ std::vector<uint8_t> quant_rows_to_interleaved(QuantType type, const uint8_t* ro
 std::vector<uint8_t> quant_interleaved_to_rows(QuantType type, const uint8_t* stripes, int N, int K) {
   const size_t row_bytes = quant_row_bytes(type, K), stripe_bytes = kStripeRows * row_bytes;
   const size_t block = type == QuantType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
-  check_type(type);
   const StripeIndex at{K / kQuantBlock, registers_of(type)};
   std::vector<uint8_t> out(static_cast<size_t>(N) * row_bytes);
   for (int n = 0; n < N; ++n) {
@@ -195,11 +201,12 @@ std::vector<uint8_t> quant_interleaved_to_rows(QuantType type, const uint8_t* st
     for (int b = 0; b < at.nb; ++b) {
       uint8_t* blk = out.data() + static_cast<size_t>(n) * row_bytes + b * block;
       std::memcpy(blk, stripe + at.scale(b, r), 2);
-      for (int s = 0; s < at.registers; ++s)
-        for (int j = 0; j < 4; ++j) {
-          const uint8_t v = stripe[at.quants(b, s, r) + j];
-          blk[2 + 4 * s + j] = type == QuantType::kQ8_0 ? v ^ kQ8Shift : v;
-        }
+      for (int s = 0; s < at.registers; ++s) {
+        uint32_t four;
+        std::memcpy(&four, stripe + at.quants(b, s, r), 4);
+        if (type == QuantType::kQ8_0) four ^= kQ8Shift4;
+        std::memcpy(blk + 2 + 4 * s, &four, 4);
+      }
     }
   }
   return out;
@@ -208,7 +215,7 @@ std::vector<uint8_t> quant_interleaved_to_rows(QuantType type, const uint8_t* st
 bool quant_interleaved_available() { return quant_isa_available(QuantIsa::kAvx512Vnni); }
 
 void quant_matmul_interleaved(QuantType type, const void* W, int N, int K, const int8_t* q, const float* d,
-                         const int32_t* s, int M, float* Y, bool accumulate, bool parallel) {
+                              const int32_t* s, int M, float* Y, bool accumulate, bool parallel) {
   check_type(type);
   const auto* w = static_cast<const unsigned char*>(W);
   if (type == QuantType::kQ8_0)

@@ -1,8 +1,8 @@
-// q8_0 and q4_0 matrices rearranged for AVX-512 VNNI: stripes of sixteen rows of W, so that one
-// 512-bit register holds four weights of each of sixteen rows and vpdpbusd sums sixteen rows'
-// blocks at once, one row per int32 lane, with no horizontal sum (llama.cpp "repacks" its q4_0
-// weights for the same reason). Rearranged once, when a model is loaded; the bytes are the same
-// blocks, only in another order, so a stripe is exactly as large as its sixteen rows.
+// q8_0 and q4_0 matrices with their rows interleaved for AVX-512 VNNI: stripes of sixteen rows of
+// W, so that one 512-bit register holds four weights of each of sixteen rows and vpdpbusd sums
+// sixteen rows' blocks at once, one row per int32 lane, with no horizontal sum (llama.cpp
+// "repacks" its q4_0 weights for the same reason). Rearranged once, when a model is loaded; the
+// bytes are the same blocks in another order, so a stripe is exactly as large as its sixteen rows.
 //
 // Stripe p holds rows 16p .. 16p + 15 (the last stripe padded with zero rows), nb = K / 32 blocks:
 //   scales  nb × 16 f16: block b's scale of row r at [b][r]
@@ -44,6 +44,6 @@ bool quant_interleaved_available();
 // quantize_activations: q (M × K), d and s (M × K/32). With `parallel`, OpenMP threads split the
 // stripes (the results do not depend on how). Only where quant_interleaved_available().
 void quant_matmul_interleaved(QuantType type, const void* W, int N, int K, const int8_t* q, const float* d,
-                         const int32_t* s, int M, float* Y, bool accumulate, bool parallel);
+                              const int32_t* s, int M, float* Y, bool accumulate, bool parallel);
 
 }  // namespace potop
