@@ -991,17 +991,17 @@ bool worth_threads(size_t weight_bytes, int M) {
 
 // From this many rows of X on, dequantizing W panel by panel and multiplying in f32 (sgemm) is
 // faster than the integer kernels, for W as rows (a model's q8_0 and q4_0 matrices on AVX-512
-// VNNI are interleaved instead, and their kernel takes any number of rows). Measured on Zen 4, one thread (bench/quant_kernels.cpp): the
-// integer kernels (four rows of X per decoded block) hold 90-140 GFLOP/s, the panels' sgemm
-// beats them from M = 32 at K = 768 but not at K > 1024 (q8_0, M = 64: 2.4 ms against 1.9 for a
-// whole-matrix sgemm at K = 3072). f16 weights have no integer kernel, and their float one
-// re-reads W's row for each row of X: the panels win from M = 32 at every K. A row whose blocks
-// are not whole groups of eight (384 inputs: 12 blocks) spends much of its integer time on its
-// last few blocks, and there the panels win from a few rows on: at K = 384, N = 1152, M = 16,
-// q8_0 took 144 µs as panels against 358 µs in integers (f32 sgemm 94). Panels of 256 rows: with
-// 64, sgemm's calls were too small (223 µs there).
+// VNNI are interleaved instead, and their kernel takes any number of rows). Measured on Zen 4,
+// one thread (bench/quant_kernels.cpp): the integer kernels (four rows of X per decoded block)
+// hold 90-140 GFLOP/s, the panels' sgemm beats them from M = 32 at K = 768 but not at K > 1024
+// (q8_0, M = 64: 2.4 ms against 1.9 for a whole-matrix sgemm at K = 3072). f16 weights have no
+// integer kernel, and their float one re-reads W's row for each row of X: the panels win from
+// M = 32 at every K. A row whose blocks are not whole groups of eight (384 inputs: 12 blocks)
+// spends much of its integer time on its last few blocks, and there the panels win from a few
+// rows on: at K = 384, N = 1152, M = 16, q8_0 took 144 µs as panels against 358 µs in integers
+// (f32 sgemm 94). Panels of 256 rows: with 64, sgemm's calls were too small (223 µs there).
 constexpr int kPanelRows = 256;
-int many_rows(const Kernels& k, QuantType type, int K) {
+int many_rows(QuantType type, int K) {
   if (type == QuantType::kF16) return 32;
   if (K > 1024) return std::numeric_limits<int>::max();
   if ((K / kQuantBlock) % 8 != 0) return type == QuantType::kQ8_0 ? 4 : 8;
@@ -1015,7 +1015,7 @@ void matmul(const Kernels& k, QuantType type, const void* W, int N, int K, const
   const auto* rows = static_cast<const unsigned char*>(W);
   const bool parallel = worth_threads(row_bytes * static_cast<size_t>(N), M);
   const size_t n_out = static_cast<size_t>(N);
-  if (M >= many_rows(k, type, K)) {
+  if (M >= many_rows(type, K)) {
     // Panels of kPanelRows rows of W to f32, each multiplied by one single-threaded sgemm (OpenBLAS
     // and oneDNN run on one thread inside a parallel region). The panels are the same whatever
     // the thread count, and sgemm sums along K within one call: so are the results.
@@ -1174,7 +1174,7 @@ void quant_matmul(QuantType type, QuantLayout layout, const void* W, int N, int 
   }
   const QX qx = quantize_rows(k, type, X, M, K, /*nibble_order=*/false);
   quant_matmul_interleaved(type, W, N, K, qx.q, qx.d, qx.s, M, Y, accumulate,
-                      worth_threads(quant_interleaved_bytes(type, N, K), M));
+                           worth_threads(quant_interleaved_bytes(type, N, K), M));
 }
 
 }  // namespace potop

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <unistd.h>
 
@@ -96,12 +97,27 @@ TEST(QuantizedModel, WeightsFileRoundTripsExactly) {
   for (QuantType type : {QuantType::kF16, QuantType::kQ8_0, QuantType::kQ4_0}) {
     GPT model(c);
     model.init_weights(11);
+    const ParameterSet& p = model.parameters();
+    const ParamId id = static_cast<ParamId>(p.layout().find("h.1.attn.c_attn.weight") - p.layout().specs().data());
+    const int K = c.n_embd, N = 3 * c.n_embd;
+    const std::vector<float> W = p.dense_values(id);  // (K, N)
     quantize_matrices(model.parameters(), type);
+    EXPECT_EQ(p.quantized(id)->layout, quant_best_layout(type));  // interleaved where the CPU reads it so
     const std::vector<float> expected = logits_of(model, kTokens);
     save_weights(path, model.parameters(), ModelHeader{"gpt", to_json(c), &tokenizer}, {{"step", "5"}});
     const SafetensorsFile file(path);
     EXPECT_EQ(read_quantization(file.metadata(), file.path()), to_string(type));
     EXPECT_EQ(file.info("h.1.attn.c_attn.weight").dtype, type == QuantType::kF16 ? Dtype::F16 : Dtype::U8);
+    // The file holds ggml's rows, whatever the layout in memory: row n is Wᵀ's row n quantized.
+    std::vector<uint8_t> rows(quant_row_bytes(type, K) * N);
+    std::vector<float> column(K);
+    for (int n = 0; n < N; ++n) {
+      for (int k = 0; k < K; ++k) column[k] = W[static_cast<size_t>(k) * N + n];
+      quantize_row(type, column.data(), K, rows.data() + n * quant_row_bytes(type, K));
+    }
+    const std::span<const std::byte> stored = file.bytes("h.1.attn.c_attn.weight");
+    ASSERT_EQ(stored.size(), rows.size());
+    EXPECT_EQ(std::memcmp(stored.data(), rows.data(), rows.size()), 0) << to_string(type);
     GPT loaded(c);
     load_weights(file, loaded.parameters());
     EXPECT_EQ(loaded.parameters().quantization(), to_string(type));
