@@ -18,9 +18,6 @@ constexpr size_t kScaleBytes = 2 * kStripeRows;  // one block's sixteen f16 scal
 
 // Registers of quants per block: 32 bytes a row for q8_0, 16 for q4_0, four bytes a lane.
 constexpr int registers_of(QuantType t) { return t == QuantType::kQ8_0 ? 8 : 4; }
-// What a quant byte of the rows layout is in a stripe: q8_0's signed weight made unsigned.
-constexpr uint8_t kQ8Shift = 0x80;
-constexpr uint32_t kQ8Shift4 = 0x80808080u;  // the same for four bytes
 
 void check_type(QuantType type) {
   POTOP_CHECK(type == QuantType::kQ8_0 || type == QuantType::kQ4_0, "only q8_0 and q4_0 matrices go in stripes");
@@ -36,6 +33,35 @@ struct StripeIndex {
     return static_cast<size_t>(nb) * kScaleBytes + (static_cast<size_t>(b) * registers + s) * kRegisterBytes + 4 * r;
   }
 };
+
+// Calls piece(offset in the rows layout, offset in the stripes, bytes, whether q8_0's + 128 applies)
+// for each scale and each four quant bytes of N rows: the one map that both directions follow.
+template <class F>
+void for_each_piece(QuantType type, int N, int K, F piece) {
+  check_type(type);
+  const size_t row_bytes = quant_row_bytes(type, K), stripe_bytes = kStripeRows * row_bytes;
+  const size_t block = quant_row_bytes(type, kQuantBlock);
+  const StripeIndex at{K / kQuantBlock, registers_of(type)};
+  for (int n = 0; n < N; ++n) {
+    const size_t stripe = static_cast<size_t>(n / kStripeRows) * stripe_bytes;
+    const int r = n % kStripeRows;
+    for (int b = 0; b < at.nb; ++b) {
+      const size_t row = static_cast<size_t>(n) * row_bytes + b * block;
+      piece(row, stripe + at.scale(b, r), 2, false);
+      for (int s = 0; s < at.registers; ++s)
+        piece(row + 2 + 4 * s, stripe + at.quants(b, s, r), 4, type == QuantType::kQ8_0);
+    }
+  }
+}
+
+// `bytes` (at most 4) from src to dst, flipping each byte's top bit when `shift`: q8_0's signed
+// weight to weight + 128 and back (the flip is its own inverse).
+void copy_piece(uint8_t* dst, const uint8_t* src, size_t bytes, bool shift) {
+  uint32_t v = 0;
+  std::memcpy(&v, src, bytes);
+  if (shift) v ^= 0x80808080u;
+  std::memcpy(dst, &v, bytes);
+}
 
 // ---- The kernel.
 
@@ -164,51 +190,19 @@ size_t quant_interleaved_bytes(QuantType type, int N, int K) {
 }
 
 std::vector<uint8_t> quant_rows_to_interleaved(QuantType type, const uint8_t* rows, int N, int K) {
-  check_type(type);
-  const size_t row_bytes = quant_row_bytes(type, K), stripe_bytes = kStripeRows * row_bytes;
-  const size_t block = type == QuantType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
-  const StripeIndex at{K / kQuantBlock, registers_of(type)};
-  // Padding rows hold weights 0 with scale 0: q8_0's 0 + 128, q4_0's nibbles 8.
-  std::vector<uint8_t> out(quant_interleaved_bytes(type, N, K), type == QuantType::kQ8_0 ? kQ8Shift : 0x88);
-  for (int n = 0; n < N; ++n) {
-    uint8_t* stripe = out.data() + static_cast<size_t>(n / kStripeRows) * stripe_bytes;
-    const int r = n % kStripeRows;
-    for (int b = 0; b < at.nb; ++b) {
-      const uint8_t* blk = rows + static_cast<size_t>(n) * row_bytes + b * block;
-      std::memcpy(stripe + at.scale(b, r), blk, 2);
-      for (int s = 0; s < at.registers; ++s) {
-        uint32_t four;
-        std::memcpy(&four, blk + 2 + 4 * s, 4);
-        if (type == QuantType::kQ8_0) four ^= kQ8Shift4;
-        std::memcpy(stripe + at.quants(b, s, r), &four, 4);
-      }
-    }
-  }
-  for (size_t p = N; p < static_cast<size_t>(stripes_of(N)) * kStripeRows; ++p)  // the padding's scales: 0
-    for (int b = 0; b < at.nb; ++b)
-      std::memset(out.data() + p / kStripeRows * stripe_bytes + at.scale(b, static_cast<int>(p % kStripeRows)), 0, 2);
+  // The padding rows stay zero bytes: scale 0, so they add nothing and dequantize to zeros.
+  std::vector<uint8_t> out(quant_interleaved_bytes(type, N, K), 0);
+  for_each_piece(type, N, K, [&](size_t row, size_t stripe, size_t bytes, bool shift) {
+    copy_piece(out.data() + stripe, rows + row, bytes, shift);
+  });
   return out;
 }
 
 std::vector<uint8_t> quant_interleaved_to_rows(QuantType type, const uint8_t* stripes, int N, int K) {
-  const size_t row_bytes = quant_row_bytes(type, K), stripe_bytes = kStripeRows * row_bytes;
-  const size_t block = type == QuantType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
-  const StripeIndex at{K / kQuantBlock, registers_of(type)};
-  std::vector<uint8_t> out(static_cast<size_t>(N) * row_bytes);
-  for (int n = 0; n < N; ++n) {
-    const uint8_t* stripe = stripes + static_cast<size_t>(n / kStripeRows) * stripe_bytes;
-    const int r = n % kStripeRows;
-    for (int b = 0; b < at.nb; ++b) {
-      uint8_t* blk = out.data() + static_cast<size_t>(n) * row_bytes + b * block;
-      std::memcpy(blk, stripe + at.scale(b, r), 2);
-      for (int s = 0; s < at.registers; ++s) {
-        uint32_t four;
-        std::memcpy(&four, stripe + at.quants(b, s, r), 4);
-        if (type == QuantType::kQ8_0) four ^= kQ8Shift4;
-        std::memcpy(blk + 2 + 4 * s, &four, 4);
-      }
-    }
-  }
+  std::vector<uint8_t> out(static_cast<size_t>(N) * quant_row_bytes(type, K));
+  for_each_piece(type, N, K, [&](size_t row, size_t stripe, size_t bytes, bool shift) {
+    copy_piece(out.data() + row, stripes + stripe, bytes, shift);
+  });
   return out;
 }
 

@@ -48,7 +48,7 @@ TEST(QuantInterleavedTest, RowsToStripesAndBackAreTheSameBytes) {
       EXPECT_EQ(P.size(), quant_interleaved_bytes(t, N, K));
       EXPECT_EQ(P.size(), static_cast<size_t>((N + 15) / 16 * 16) * quant_row_bytes(t, K));
       EXPECT_EQ(quant_interleaved_to_rows(t, P.data(), N, K), W) << to_string(t) << " N " << N << " K " << K;
-      // The padding rows are zero weights: read back as rows, they dequantize to 0.
+      // The padding rows are zero bytes: read back as rows, they dequantize to 0.
       const int padded = (N + 15) / 16 * 16;
       const std::vector<uint8_t> all = quant_interleaved_to_rows(t, P.data(), padded, K);
       std::vector<float> row(K);
