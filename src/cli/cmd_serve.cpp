@@ -77,12 +77,14 @@ Run add_serve(CLI::App& app) {
              "as train takes them");
   cmd->add_option("--alias", flags.aliases, "another name a request's \"model\" may give (repeatable); any other "
                                             "name is 404 model_not_found");
-  cmd->add_option("--max-connections", flags.max_connections, "connections served at once, each on a thread; more "
-                                                             "wait to be accepted")
+  cmd->add_option("--max-connections", flags.max_connections, "connections open at once, in all; past it a new one "
+                                                             "takes the place of the oldest idle one (503 when every "
+                                                             "one is busy with a request)")
       ->capture_default_str();
   cmd->add_option("--max-client-connections", flags.connections.max_per_client,
-                  "connections one client address may hold open at once; more get 429 (0: no cap, e.g. behind a "
-                  "reverse proxy that has its own)")
+                  "connections one client address may hold open at once; past it a new one takes the place of "
+                  "that address's oldest idle one (429 when every one is busy with a request; 0: no cap, e.g. "
+                  "behind a reverse proxy that has its own)")
       ->capture_default_str();
   cmd->add_option("--header-timeout", flags.connections.header_timeout_s,
                   "seconds a request's line and headers may take to arrive, from its first byte (408 beyond)")

@@ -214,6 +214,22 @@ ChatRequest responses_request_from_json(const json& body, const Limits& limits, 
   }
 
   json chat = {{"messages", messages}};
+  // The Responses API's log-probabilities: asked for by name in include, each token's alternatives
+  // by top_logprobs; anything else include names is not something this server has.
+  if (auto it = body.find("include"); it != body.end() && !it->is_null()) {
+    if (!it->is_array()) throw ApiError::invalid("include", "include must be a list of strings");
+    for (const json& item : *it) {
+      if (item != "message.output_text.logprobs")
+        throw ApiError::invalid("include", "include: " + item.dump() + " is not supported (the only one served is "
+                                           "\"message.output_text.logprobs\")");
+      chat["logprobs"] = true;
+    }
+  }
+  if (auto it = body.find("top_logprobs"); it != body.end() && !it->is_null()) {
+    if (!chat.contains("logprobs"))
+      throw ApiError::invalid("top_logprobs", "top_logprobs needs include: [\"message.output_text.logprobs\"]");
+    chat["top_logprobs"] = *it;
+  }
   for (const char* name : {"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
                            "repeat_last_n", "frequency_penalty", "seed", "stream"})
     if (auto it = body.find(name); it != body.end()) chat[name] = *it;

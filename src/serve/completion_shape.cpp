@@ -100,9 +100,10 @@ json CompletionShape::response_json(const CompletionResult* r) const {
   out["status"] = cut ? "incomplete" : "completed";
   out["incomplete_details"] = cut ? json{{"reason", r->finish_reason == "time_limit" ? "time_limit" : "max_output_tokens"}}
                                   : json();
+  json part = {{"type", "output_text"}, {"text", r->text}, {"annotations", json::array()}};
+  if (logprobs_ >= 0) part["logprobs"] = chat_logprobs(r->scores)["content"];  // include: message.output_text.logprobs
   out["output"] = json::array({{{"type", "message"}, {"id", item_id_}, {"status", "completed"}, {"role", "assistant"},
-                                {"content", json::array({{{"type", "output_text"}, {"text", r->text},
-                                                          {"annotations", json::array()}}})}}});
+                                {"content", json::array({part})}}});
   out["usage"] = {{"input_tokens", r->prompt_tokens}, {"output_tokens", r->completion_tokens},
                   {"total_tokens", r->prompt_tokens + r->completion_tokens}};
   return out;
@@ -134,9 +135,10 @@ std::string CompletionShape::head() {
 std::string CompletionShape::event(const CompletionChunk& chunk) {
   if (chunk.text.empty() && chunk.scores.empty()) return "";
   if (api_ == Api::kResponses) {
-    if (chunk.text.empty()) return "";
-    return typed_event("response.output_text.delta", {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
-                                                      {"delta", chunk.text}});
+    if (chunk.text.empty() && logprobs_ < 0) return "";
+    json delta = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"delta", chunk.text}};
+    if (logprobs_ >= 0) delta["logprobs"] = chat_logprobs(chunk.scores)["content"];
+    return typed_event("response.output_text.delta", std::move(delta));
   }
   if (logprobs_ < 0) return text_head_ + dump(json(chunk.text)) + text_tail_;
   return data(chunk_json(chat_ ? json{{"content", chunk.text}} : json(), chunk.text, chunk.scores, json()));
@@ -144,8 +146,8 @@ std::string CompletionShape::event(const CompletionChunk& chunk) {
 
 std::string CompletionShape::tail(const CompletionResult& result) {
   if (api_ == Api::kResponses) {  // no [DONE]: the last event is response.completed (or .incomplete)
-    const json part = {{"type", "output_text"}, {"text", result.text}, {"annotations", json::array()}};
     const json finished = response_json(&result);
+    const json& part = finished["output"][0]["content"][0];
     std::string out = typed_event("response.output_text.done", {{"item_id", item_id_}, {"output_index", 0},
                                                                 {"content_index", 0}, {"text", result.text}});
     out += typed_event("response.content_part.done",

@@ -1,7 +1,8 @@
-// httplib's task queue for `potop serve`: every connection runs on a thread of its own, which
-// exits when the connection closes, with at most `max_threads` connections served at once; more
-// wait, first come first served, for one of them to close (as in httplib::ThreadPool, whose
-// queue is unbounded too: refusals are the slot pool's 503, serve/slot_pool.h).
+// The request threads of `potop serve` (serve/guarded_http_server.h hands each whole request to
+// one): a task runs on a thread of its own, which exits when no task waits, with at most
+// `max_threads` running at once; more wait, first come first served (as in httplib::ThreadPool,
+// whose queue is unbounded too: refusals are the slot pool's 503, serve/slot_pool.h). It is an
+// httplib::TaskQueue, and serves an httplib::Server as well.
 //
 // Why not httplib::ThreadPool: its threads live as long as the server, and glibc gives every
 // thread a cache of freed blocks (tcache) that it never hands back while the thread lives.

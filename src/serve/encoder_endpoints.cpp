@@ -56,7 +56,7 @@ std::string base64_floats(const std::vector<float>& v) {
 
 class EncoderEndpoints final : public Endpoints {
  public:
-  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
+  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o) {
     name = served_name(m.weights);
     kind = m.kind->name;
     if (m.kind == &bert_kind())

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <atomic>
-#include <mutex>
+#include <chrono>
 
 #include "checkpoint/model_dir.h"
 #include "core/threads.h"
@@ -21,6 +20,7 @@
 #include "serve/http_json.h"
 #include "serve/metrics.h"
 #include "serve/server.h"
+#include "serve/slot_pool.h"
 
 namespace potop::serve {
 
@@ -53,36 +53,31 @@ class Endpoints {
 
 // Requests that run one at a time on a model, each a few forward passes (a BERT's, a
 // classifier's, a translation model's; a GPT's batcher exists to interleave long generations,
-// these have none): the lock, the thread count, the gauges, and a client's mistake as its 4xx.
+// these have none): one slot of a SlotPool, so that at most --queue requests wait and more get the
+// GPT's 503 (a fill-mask once waited 3.3 s behind 24 embeddings), the thread count, the gauges,
+// and a client's mistake as its 4xx.
 class OneAtATime {
  public:
-  explicit OneAtATime(int threads) : threads_(threads) {}
-  // Runs work() alone; an ApiError it throws becomes the response.
+  explicit OneAtATime(const ServeOptions& options) : threads_(options.threads), timeout_s_(options.limits.timeout_s), slot_(1, options.queue) {}
+  // Runs work() alone; an ApiError it throws (or the full queue's 503) becomes the response.
   template <class Work>
   void run(httplib::Response& res, Work work) {
     try {
-      ++waiting_;
-      std::unique_lock lock(mutex_);
-      --waiting_;
-      busy_ = 1;
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+      const auto lease = slot_.acquire(deadline);
       set_threads(threads_);
-      try {
-        work();
-      } catch (...) {
-        busy_ = 0;
-        throw;
-      }
-      busy_ = 0;
+      work();
     } catch (const ApiError& e) {
       send_error(res, e);
     }
   }
-  Load load() const { return {waiting_.load(), busy_.load(), 1}; }
+  Load load() const { return {slot_.waiting(), slot_.busy(), 1}; }
 
  private:
   int threads_;
-  std::mutex mutex_;
-  std::atomic<int> waiting_{0}, busy_{0};
+  double timeout_s_;
+  SlotPool slot_;
 };
 
 std::unique_ptr<Endpoints> gpt_endpoints(LoadedModel&& model, const ServeOptions& options, Metrics& metrics);

@@ -1,21 +1,32 @@
 #include "serve/guarded_http_server.h"
 
+#include <malloc.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "core/error.h"
 #include "serve/api_error.h"
+#include "serve/connection_threads.h"
 #include "serve/http_json.h"
 
 namespace potop::serve {
@@ -24,11 +35,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often a wait for a client looks whether the server is stopping.
-constexpr auto kStopCheck = std::chrono::milliseconds(100);
-
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// "10", "0.5": a deadline as the flag that sets it would be written.
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
 }
 
 // The numeric address (and port) of a socket's peer or of its own end; "" when it has none.
@@ -44,129 +59,47 @@ std::string socket_address(int sock, bool peer, int* port) {
   return host;
 }
 
-// Whether the request this thread is reading was refused with 408 (RequestStream::refuse_late):
-// httplib, whose reads then fail, goes on to log a 400 of its own that no client ever got.
-thread_local bool request_refused = false;
-
-enum class Wait { kReady, kTimedOut, kStopping, kFailed };
-
-// Waits until `sock` has `events` (POLLIN, POLLOUT; a hang-up or an error counts too: the read or
-// write that follows says which) or `until` passes. With `listening`, also until the server stops
-// (httplib sets its listening socket invalid).
-Wait wait_for(int sock, short events, Clock::time_point until, const std::atomic<socket_t>* listening) {
+// Whether `sock` is ready for `events` within `until` (a hang-up or an error counts: the call
+// that follows says which).
+bool ready(int sock, short events, Clock::time_point until) {
   for (;;) {
-    const Clock::duration left = std::max(until - Clock::now(), Clock::duration::zero());
-    const Clock::duration slice = listening ? std::min<Clock::duration>(left, kStopCheck) : left;
+    const auto left = std::max(until - Clock::now(), Clock::duration::zero());
     pollfd p{sock, events, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(std::ceil(std::chrono::duration<double, std::milli>(slice).count())));
-    if (rc > 0) return Wait::kReady;
-    if (rc < 0 && errno != EINTR) return Wait::kFailed;
-    if (listening && listening->load() == INVALID_SOCKET) return Wait::kStopping;
-    if (rc == 0 && Clock::now() >= until) return Wait::kTimedOut;
+    const int rc = ::poll(&p, 1, static_cast<int>(std::ceil(std::chrono::duration<double, std::milli>(left).count())));
+    if (rc > 0) return true;
+    if (rc == 0 || errno != EINTR) return false;
   }
 }
 
-// Answers `error` and closes the connection's sending side without reading the request. The
-// client may still be sending: closing outright would answer it with a reset, which can discard
-// our answer before the client reads it, so what it sends is read and dropped for a moment first.
-void refuse(int sock, const ApiError& error, const char* reason) {
-  const std::string body = dump(error.body());
-  std::string response = "HTTP/1.1 ";
-  response.append(std::to_string(error.status)).append(" ").append(reason).append("\r\n");
-  response.append("Content-Type: application/json\r\nContent-Length: ").append(std::to_string(body.size()));
-  response.append("\r\nConnection: close\r\n");
-  if (error.status == 429) response.append("Retry-After: 1\r\n");
-  response.append("\r\n").append(body);
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(1);
-  for (size_t sent = 0; sent < response.size();) {
-    if (wait_for(sock, POLLOUT, give_up, nullptr) != Wait::kReady) return;
-    const ssize_t n = ::send(sock, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
-  ::shutdown(sock, SHUT_WR);
-  const Clock::time_point linger = Clock::now() + std::chrono::milliseconds(250);
-  std::array<char, 16384> sink;
-  for (size_t drained = 0; drained < (1 << 20) && wait_for(sock, POLLIN, linger, nullptr) == Wait::kReady;) {
-    const ssize_t n = ::recv(sock, sink.data(), sink.size(), 0);
-    if (n <= 0) return;
-    drained += static_cast<size_t>(n);
-  }
-}
-
-// One connection's reads and writes for httplib's process_request, with the deadlines of the
-// request being read: its line and headers from its first byte, its body from the end of its
-// headers. A read past one answers 408 and fails, and so does every read and write after it.
-// Reads are buffered, as httplib's own socket stream does: it reads a request's head a byte at a
-// time.
-class RequestStream final : public httplib::Stream {
+// One request's reads and writes for httplib's process_request: the request from memory (read
+// whole by the event loop: nothing past it can be read), the answer to the socket.
+class AnswerStream final : public httplib::Stream {
  public:
-  // `peer` and `peer_port`: the client's address, read once for the connection (httplib asks for
-  // it with every request).
-  RequestStream(int sock, std::string peer, int peer_port, const std::atomic<socket_t>& listening,
-                const ConnectionLimits& limits, Clock::duration read_timeout, Clock::duration write_timeout)
-      : sock_(sock),
-        peer_(std::move(peer)),
-        peer_port_(peer_port),
-        listening_(listening),
-        limits_(limits),
-        read_timeout_(read_timeout),
-        write_timeout_(write_timeout) {}
+  AnswerStream(int sock, const std::string& request, const std::string& peer, int peer_port,
+               Clock::duration write_timeout)
+      : sock_(sock), request_(request), peer_(peer), peer_port_(peer_port), write_timeout_(write_timeout) {}
 
-  // Waits up to `keep_alive` for the next request's first byte (false: none came, the client
-  // left, or the server is stopping), and starts its header deadline.
-  bool next_request(Clock::duration keep_alive) {
-    if (closed_) return false;
-    if (begin_ == end_ && wait_for(sock_, POLLIN, Clock::now() + keep_alive, &listening_) != Wait::kReady) return false;
-    in_head_ = true;
-    last_four_ = 0;
-    request_refused = false;
-    deadline_ = Clock::now() + seconds(limits_.header_timeout_s);
-    return true;
-  }
+  bool is_readable() const override { return at_ < request_.size(); }
 
-  // 408 when the request read last was refused (refuse_late), else 0.
-  int refused_status() const { return request_refused ? 408 : 0; }
-
-  bool is_readable() const override {
-    if (closed_) return false;
-    return begin_ < end_ || wait_for(sock_, POLLIN, read_until(), &listening_) == Wait::kReady;
-  }
-
-  bool is_writable() const override {
-    return !closed_ && wait_for(sock_, POLLOUT, Clock::now() + write_timeout_, nullptr) == Wait::kReady && peer_open();
-  }
+  // False once the client has left, so that a generation streaming to it stops.
+  bool is_writable() const override { return ready(sock_, POLLOUT, Clock::now() + write_timeout_) && peer_open(); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (closed_) return -1;
-    if (begin_ == end_) {
-      switch (wait_for(sock_, POLLIN, read_until(), &listening_)) {
-        case Wait::kReady: break;
-        case Wait::kTimedOut:
-          if (Clock::now() >= deadline_) refuse_late();
-          return -1;
-        case Wait::kStopping:
-        case Wait::kFailed: closed_ = true; return -1;
-      }
-      if (size >= buffer_.size()) return took(ptr, receive(ptr, size));
-      const ssize_t n = receive(buffer_.data(), buffer_.size());
-      if (n <= 0) return n;
-      begin_ = 0;
-      end_ = static_cast<size_t>(n);
-    }
-    const size_t n = std::min(size, end_ - begin_);
-    std::memcpy(ptr, buffer_.data() + begin_, n);
-    begin_ += n;
-    return took(ptr, static_cast<ssize_t>(n));
+    const size_t n = std::min(size, request_.size() - at_);
+    std::memcpy(ptr, request_.data() + at_, n);
+    at_ += n;
+    return static_cast<ssize_t>(n);
   }
 
+  // The socket is non-blocking (the event loop's): wait for room, within the write timeout.
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
-    ssize_t n;
-    do n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n;
+    const Clock::time_point until = Clock::now() + write_timeout_;
+    for (;;) {
+      const ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if ((errno != EAGAIN && errno != EWOULDBLOCK) || !ready(sock_, POLLOUT, until)) return -1;
+    }
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override { ip = peer_, port = peer_port_; }
@@ -174,129 +107,482 @@ class RequestStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
-  // A read waits for the time between two reads (httplib's read timeout), and never past the
-  // request's deadline.
-  Clock::time_point read_until() const { return std::min(Clock::now() + read_timeout_, deadline_); }
-
-  ssize_t receive(char* into, size_t size) const {
-    ssize_t n;
-    do n = ::recv(sock_, into, size, 0);
-    while (n < 0 && errno == EINTR);
-    return n;
-  }
-
-  // Notes what httplib was given: the blank line that ends the head starts the body's deadline.
-  ssize_t took(const char* data, ssize_t n) {
-    for (ssize_t i = 0; in_head_ && i < n; ++i) {
-      last_four_ = (last_four_ << 8) | static_cast<unsigned char>(data[i]);
-      if (last_four_ == 0x0d0a0d0a) {  // "\r\n\r\n"
-        in_head_ = false;
-        deadline_ = Clock::now() + seconds(limits_.body_timeout_s);
-      }
-    }
-    return n;
-  }
-
   // Whether the client has not closed its end: nothing to read, or something other than the end.
   bool peer_open() const {
-    pollfd p{sock_, POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) return true;
     char byte;
-    return ::recv(sock_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
-  }
-
-  void refuse_late() {
-    const std::string what = in_head_ ? "the request's line and headers did not arrive within " +
-                                            std::to_string(static_cast<long long>(limits_.header_timeout_s)) +
-                                            " s of its first byte (--header-timeout)"
-                                      : "the request's body did not arrive within " +
-                                            std::to_string(static_cast<long long>(limits_.body_timeout_s)) +
-                                            " s of its headers (--body-timeout)";
-    refuse(sock_, ApiError(408, "invalid_request_error", "", what, "request_timeout"), "Request Timeout");
-    request_refused = true;
-    closed_ = true;
+    const ssize_t n = ::recv(sock_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
   }
 
   const int sock_;
-  const std::string peer_;
+  const std::string& request_;
+  const std::string& peer_;
   const int peer_port_;
-  const std::atomic<socket_t>& listening_;
-  const ConnectionLimits& limits_;
-  const Clock::duration read_timeout_, write_timeout_;
-  std::array<char, 4096> buffer_;
-  size_t begin_ = 0, end_ = 0;  // what buffer_ holds that httplib has not read yet
-  bool in_head_ = true;
-  uint32_t last_four_ = 0;      // the last four bytes of the head read so far
-  Clock::time_point deadline_ = Clock::time_point::max();
-  bool closed_ = false;         // answered 408, or the server stopped: no more reads or writes
+  const Clock::duration write_timeout_;
+  size_t at_ = 0;
 };
 
 }  // namespace
 
-GuardedHttpServer& GuardedHttpServer::set_logger(httplib::Logger logger) {
-  httplib::Server::set_logger([logger = std::move(logger)](const httplib::Request& req, const httplib::Response& res) {
-    if (!request_refused) logger(req, res);
-  });
-  return *this;
-}
-
-int GuardedHttpServer::connections_from(const std::string& address) const {
-  std::lock_guard lock(mutex_);
-  auto it = open_.find(address);
-  return it == open_.end() ? 0 : it->second;
-}
-
-bool GuardedHttpServer::admit(const std::string& address) {
-  std::lock_guard lock(mutex_);
-  int& open = open_[address];
-  if (limits_.max_per_client > 0 && open >= limits_.max_per_client) {
-    if (open == 0) open_.erase(address);
-    return false;
+// The event loop: every connection from accept to close, and the hand-over of whole requests to
+// the request threads. Everything here runs on the thread of serve(), except stop() and the
+// counters' readers.
+class GuardedHttpServer::Loop {
+ public:
+  Loop(GuardedHttpServer& server, size_t request_threads)
+      : server_(server), limits_(server.limits_), threads_(request_threads) {
+    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_ < 0 || wake_ < 0) throw Error("serve: cannot create an event loop: " + std::string(std::strerror(errno)));
+    watch(wake_);
   }
-  ++open;
+  ~Loop() {
+    if (listening_ >= 0) ::close(listening_);
+    for (auto& [fd, c] : connections_) ::close(fd);
+    ::close(wake_);
+    ::close(epoll_);
+  }
+
+  int bind_port(const std::string& host, int port);
+  void run();
+  void stop() {
+    stopping_ = true;
+    wake();
+  }
+
+  int connections_from(const std::string& address) const {
+    std::lock_guard lock(counts_mutex_);
+    auto it = per_peer_.find(address);
+    return it == per_peer_.end() ? 0 : it->second;
+  }
+  int connections_open() const {
+    std::lock_guard lock(counts_mutex_);
+    return open_;
+  }
+  long requests_handed() const { return handed_; }
+
+ private:
+  enum class State {
+    kWaiting,  // for the next request (keep-alive) or the first
+    kHead,     // reading a request's line and headers
+    kBody,     // reading its body
+    kBusy,     // a request thread is answering it: not watched
+    kClosing,  // refused: what the client still sends is read and dropped for a moment, then closed
+  };
+  struct Connection {
+    int fd = -1;
+    std::string peer;
+    int peer_port = 0;
+    State state = State::kWaiting;
+    std::string in;               // bytes read that no request thread has taken
+    size_t head_bytes = 0, need = 0;  // kBody: the request's head, and head and body
+    bool expect_continue = false;
+    uint64_t since = 0;           // when it began to wait as it does now, as a turn (the oldest goes first)
+    Clock::time_point deadline;
+    size_t requests = 0;          // handed over so far
+    size_t drained = 0;           // kClosing: bytes dropped
+  };
+  struct Answered {
+    int fd;
+    bool keep;
+  };
+
+  void watch(int fd) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = fd;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e);
+  }
+  void unwatch(int fd) { ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr); }
+  void wake() {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_, &one, sizeof one);
+  }
+
+  void accept_all(Clock::time_point now);
+  bool make_room(const std::string& peer);
+  void on_readable(Connection& c, Clock::time_point now);
+  void advance(Connection& c, Clock::time_point now);
+  void hand_over(Connection& c);
+  void take_answered(Clock::time_point now);
+  void refuse(Connection& c, int status, const std::string& code, const std::string& message, Clock::time_point now);
+  void expire(Clock::time_point now);
+  void close(int fd);
+  void shut_down();
+  void return_memory(Clock::time_point now);
+
+  GuardedHttpServer& server_;
+  const ConnectionLimits& limits_;
+  ConnectionThreads threads_;
+  int epoll_ = -1, wake_ = -1, listening_ = -1;
+  int max_connections_ = 0;  // limits_.max_connections, within the process's file limit
+  std::atomic<bool> stopping_{false};
+  bool shut_ = false;
+  Clock::time_point accept_paused_until_{};
+  std::unordered_map<int, Connection> connections_;
+  size_t buffered_ = 0;  // bytes of every connection's `in`
+  size_t busy_ = 0;
+  std::atomic<long> handed_{0};
+  uint64_t turn_ = 0;  // counts the connections' changes of state: their order
+  size_t freed_since_trim_ = 0;
+  Clock::time_point last_trim_{}, last_expire_{};
+  std::array<char, 64 << 10> scratch_;
+
+  mutable std::mutex counts_mutex_;  // per_peer_ and open_, which other threads read
+  std::map<std::string, int> per_peer_;
+  int open_ = 0;
+
+  std::mutex answered_mutex_;  // answered_: the request threads add, the loop takes
+  std::vector<Answered> answered_;
+};
+
+int GuardedHttpServer::Loop::bind_port(const std::string& host, int port) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  const std::string service = std::to_string(port);
+  const std::string where = "--host " + host + " --port " + service + ": cannot listen on " + host + ":" + service;
+  if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
+    throw Error(where + " (" + ::gai_strerror(rc) + ")");
+  bool in_use = false;
+  for (addrinfo* a = found; a && listening_ < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR lets a restarted server take its port back from connections still in
+    // TIME_WAIT; SO_REUSEPORT (httplib's default) would let a second server share the port.
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    // Debian's httplib listens with a backlog of 5: 16 clients connecting at once overflowed it.
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 256) == 0) {
+      listening_ = fd;
+    } else {
+      in_use = in_use || errno == EADDRINUSE;
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  if (listening_ < 0 && in_use)
+    throw Error("--port " + service + ": port " + service + " is in use on " + host +
+                " (another server listens there; stop it or choose another --port)");
+  if (listening_ < 0) throw Error(where + " (not an address of this machine)");
+  watch(listening_);
+  // httplib's streams stop once this is invalid (its sign of a server stopping): valid while we
+  // listen, made invalid by shut_down().
+  server_.svr_sock_ = listening_;
+  int bound = port;
+  socket_address(listening_, false, &bound);
+  // Every connection holds a descriptor: ask for as many as the cap needs, and stay within them.
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  const rlim_t want = static_cast<rlim_t>(limits_.max_connections) + 256;
+  if (files.rlim_cur < want) {
+    files.rlim_cur = std::min(want, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  max_connections_ = static_cast<int>(std::min<rlim_t>(limits_.max_connections, std::max<rlim_t>(files.rlim_cur, 320) - 256));
+  return bound;
+}
+
+void GuardedHttpServer::Loop::run() {
+  std::array<epoll_event, 256> events;
+  while (!(shut_ && busy_ == 0)) {
+    const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), 50);
+    const Clock::time_point now = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == listening_) {
+        accept_all(now);
+      } else if (fd == wake_) {
+        uint64_t count;
+        [[maybe_unused]] const ssize_t r = ::read(wake_, &count, sizeof count);
+        take_answered(now);
+      } else if (auto it = connections_.find(fd); it != connections_.end()) {
+        on_readable(it->second, now);
+      }
+    }
+    if (stopping_ && !shut_) shut_down();
+    if (now - last_expire_ >= std::chrono::milliseconds(50)) expire(now);
+    return_memory(now);
+  }
+  threads_.shutdown();
+}
+
+void GuardedHttpServer::Loop::accept_all(Clock::time_point now) {
+  for (;;) {
+    const int fd = ::accept4(listening_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {  // out of descriptors: try again in a moment, never spin
+        unwatch(listening_);
+        accept_paused_until_ = now + std::chrono::milliseconds(100);
+      }
+      return;
+    }
+    // A stream is one small write per token: Nagle's algorithm would hold each back until the
+    // client acknowledged the one before.
+    const int yes = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    Connection c;
+    c.fd = fd;
+    c.peer = socket_address(fd, true, &c.peer_port);
+    c.since = ++turn_;
+    c.deadline = now + std::chrono::seconds(server_.keep_alive_timeout_sec_);
+    const bool room = make_room(c.peer);
+    {
+      std::lock_guard lock(counts_mutex_);
+      ++per_peer_[c.peer];
+      ++open_;
+    }
+    Connection& added = connections_.emplace(fd, std::move(c)).first->second;
+    watch(fd);
+    if (room) continue;
+    const bool one_client = limits_.max_per_client > 0 && connections_from(added.peer) > limits_.max_per_client;
+    if (one_client)
+      refuse(added, 429, "too_many_connections",
+             "too many connections from " + added.peer + ": at most " + std::to_string(limits_.max_per_client) +
+                 " at once, each busy with a request (--max-client-connections)",
+             now);
+    else
+      refuse(added, 503, "too_many_connections",
+             "the server has " + std::to_string(max_connections_) +
+                 " connections open, each busy with a request (--max-connections); try again shortly",
+             now);
+  }
+}
+
+// Before a new connection from `peer` is counted: when it would pass a cap, closes the oldest
+// connection (of that peer, or of all) that is not busy with a request. False when every one is.
+bool GuardedHttpServer::Loop::make_room(const std::string& peer) {
+  auto oldest_idle = [&](bool same_peer) {
+    Connection* pick = nullptr;
+    for (auto& [fd, c] : connections_)
+      if (c.state != State::kBusy && (!same_peer || c.peer == peer) && (!pick || c.since < pick->since)) pick = &c;
+    return pick;
+  };
+  if (limits_.max_per_client > 0 && connections_from(peer) >= limits_.max_per_client) {
+    Connection* idle = oldest_idle(true);
+    if (!idle) return false;
+    close(idle->fd);
+  }
+  if (static_cast<int>(connections_.size()) >= max_connections_) {
+    Connection* idle = oldest_idle(false);
+    if (!idle) return false;
+    close(idle->fd);
+  }
   return true;
 }
 
-void GuardedHttpServer::release(const std::string& address) {
-  std::lock_guard lock(mutex_);
-  auto it = open_.find(address);
-  if (it != open_.end() && --it->second == 0) open_.erase(it);
+void GuardedHttpServer::Loop::on_readable(Connection& c, Clock::time_point now) {
+  if (c.state == State::kClosing) {
+    const ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n > 0) c.drained += static_cast<size_t>(n);
+    if (n <= 0 || c.drained > (1u << 20)) close(c.fd);
+    return;
+  }
+  // Never more than the request being read and the head of the next (pipelined) one.
+  const size_t cap = (c.state == State::kBody ? c.need : 0) + limits_.max_head_bytes;
+  const size_t room = cap > c.in.size() ? cap - c.in.size() : 0;
+  if (room == 0) return advance(c, now);
+  const ssize_t n = ::recv(c.fd, scratch_.data(), std::min(room, scratch_.size()), 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) return close(c.fd);  // the client left, or its socket failed
+  if (buffered_ + static_cast<size_t>(n) > limits_.max_buffered_bytes)
+    return refuse(c, 503, "server_busy",
+                  "the server holds as many requests being sent as it can (" +
+                      std::to_string(limits_.max_buffered_bytes >> 20) + " MiB); try again shortly",
+                  now);
+  if (c.state == State::kWaiting && leading_blank_lines(std::string_view(scratch_.data(), n)) < static_cast<size_t>(n)) {
+    c.state = State::kHead;  // its first byte: the header deadline starts
+    c.since = ++turn_;
+    c.deadline = now + seconds(limits_.header_timeout_s);
+  }
+  c.in.append(scratch_.data(), static_cast<size_t>(n));
+  buffered_ += static_cast<size_t>(n);
+  advance(c, now);
 }
 
-// httplib's own loop (process_server_socket in httplib.cc) with RequestStream for its socket
-// stream: up to keep_alive_max_count_ requests, each awaited for keep_alive_timeout_sec_.
-bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
-  int client_port = 0;
-  const std::string client = socket_address(sock, true, &client_port);
-  bool ok = false;
-  if (!admit(client)) {
-    refuse(sock,
-           ApiError(429, "rate_limit_error", "",
-                    "too many connections from " + client + ": at most " + std::to_string(limits_.max_per_client) +
-                        " at once (--max-client-connections)",
-                    "too_many_connections"),
-           "Too Many Requests");
-    if (log_refusal_) log_refusal_(429);
-  } else {
-    struct Release {
-      GuardedHttpServer& server;
-      const std::string& client;
-      ~Release() { server.release(client); }
-    } release{*this, client};
-    RequestStream stream(sock, client, client_port, svr_sock_, limits_,
-                         std::chrono::seconds(read_timeout_sec_) + std::chrono::microseconds(read_timeout_usec_),
-                         std::chrono::seconds(write_timeout_sec_) + std::chrono::microseconds(write_timeout_usec_));
-    for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
-      if (!stream.next_request(std::chrono::seconds(keep_alive_timeout_sec_))) break;
-      bool connection_closed = false;
-      ok = process_request(stream, left == 1, connection_closed, nullptr);
-      if (stream.refused_status() && log_refusal_) log_refusal_(stream.refused_status());
-      if (!ok || connection_closed) break;
+// Frames what `c` holds: refuses it, waits for more, or hands a whole request over.
+void GuardedHttpServer::Loop::advance(Connection& c, Clock::time_point now) {
+  if (c.state == State::kWaiting || c.state == State::kHead) {
+    const size_t blank = leading_blank_lines(c.in);
+    c.in.erase(0, blank);
+    buffered_ -= blank;
+    if (c.in.empty()) return;
+    if (c.state == State::kWaiting) {  // pipelined: the bytes were already here
+      c.state = State::kHead;
+      c.since = ++turn_;
+      c.deadline = now + seconds(limits_.header_timeout_s);
+    }
+    const RequestFrame f = frame_request(c.in, FrameLimits{limits_.max_head_bytes, server_.payload_max_length_});
+    if (f.state == RequestFrame::State::kIncomplete) return;
+    if (f.state == RequestFrame::State::kRefused) return refuse(c, f.status, f.code, f.message, now);
+    c.state = State::kBody;
+    c.head_bytes = f.head_bytes;
+    c.need = f.head_bytes + f.body_bytes;
+    c.expect_continue = f.expect_continue;
+    c.deadline = now + seconds(limits_.body_timeout_s);
+    if (c.expect_continue && c.in.size() < c.need) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      [[maybe_unused]] const ssize_t n = ::send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
     }
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
-  return ok;
+  if (c.state == State::kBody && c.in.size() >= c.need) hand_over(c);
+}
+
+void GuardedHttpServer::Loop::hand_over(Connection& c) {
+  std::string request = c.expect_continue ? without_expect(std::string_view(c.in).substr(0, c.head_bytes)) +
+                                                c.in.substr(c.head_bytes, c.need - c.head_bytes)
+                                          : c.in.substr(0, c.need);
+  c.in.erase(0, c.need);
+  buffered_ -= c.need;
+  freed_since_trim_ += c.need;
+  c.state = State::kBusy;
+  unwatch(c.fd);
+  ++busy_;
+  ++handed_;
+  const bool last = ++c.requests >= server_.keep_alive_max_count_ || stopping_;
+  threads_.enqueue([this, fd = c.fd, peer = c.peer, port = c.peer_port, request = std::move(request), last] {
+    const bool keep = server_.answer(fd, peer, port, request, last);
+    {
+      std::lock_guard lock(answered_mutex_);
+      answered_.push_back({fd, keep});
+    }
+    wake();
+  });
+}
+
+void GuardedHttpServer::Loop::take_answered(Clock::time_point now) {
+  std::vector<Answered> done;
+  {
+    std::lock_guard lock(answered_mutex_);
+    done.swap(answered_);
+  }
+  for (const Answered& a : done) {
+    --busy_;
+    auto it = connections_.find(a.fd);
+    if (it == connections_.end()) continue;
+    Connection& c = it->second;
+    if (!a.keep || shut_) {
+      close(a.fd);
+      continue;
+    }
+    c.state = State::kWaiting;
+    c.since = ++turn_;
+    c.deadline = now + std::chrono::seconds(server_.keep_alive_timeout_sec_);
+    watch(a.fd);
+    advance(c, now);  // a pipelined request may be here already
+  }
+}
+
+// Answers `status` and closes the sending side. The client may still be sending: closing outright
+// would answer it with a reset, which can discard our answer before the client reads it, so what
+// it sends is read and dropped for a moment first (kClosing).
+void GuardedHttpServer::Loop::refuse(Connection& c, int status, const std::string& code, const std::string& message,
+                                     Clock::time_point now) {
+  const char* type = status == 429 ? "rate_limit_error" : status == 503 ? "server_error" : "invalid_request_error";
+  const std::string body = dump(ApiError(status, type, "", message, code).body());
+  std::string response = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
+  response += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  response += "Connection: close\r\n";
+  if (status == 429 || status == 503) response += "Retry-After: 1\r\n";
+  response += "\r\n" + body;
+  // A fresh socket's send buffer takes far more than this: what does not fit is not waited for.
+  [[maybe_unused]] const ssize_t n = ::send(c.fd, response.data(), response.size(), MSG_NOSIGNAL);
+  ::shutdown(c.fd, SHUT_WR);
+  buffered_ -= c.in.size();
+  freed_since_trim_ += c.in.capacity();
+  std::string().swap(c.in);
+  c.state = State::kClosing;
+  c.since = ++turn_;
+  c.deadline = now + std::chrono::milliseconds(250);
+  if (server_.log_refusal_) server_.log_refusal_(status);
+}
+
+void GuardedHttpServer::Loop::expire(Clock::time_point now) {
+  last_expire_ = now;
+  if (listening_ >= 0 && accept_paused_until_ != Clock::time_point{} && now >= accept_paused_until_) {
+    accept_paused_until_ = {};
+    watch(listening_);
+  }
+  std::vector<int> idle;
+  for (auto& [fd, c] : connections_) {
+    if (c.state == State::kBusy || now < c.deadline) continue;
+    if (c.state == State::kHead || c.state == State::kBody) {
+      const bool head = c.state == State::kHead;
+      refuse(c, 408, "request_timeout",
+             head ? "the request's line and headers did not arrive within " + seconds_text(limits_.header_timeout_s) +
+                        " s of its first byte (--header-timeout)"
+                  : "the request's body did not arrive within " + seconds_text(limits_.body_timeout_s) +
+                        " s of its headers (--body-timeout)",
+             now);
+    } else {
+      idle.push_back(fd);  // a keep-alive wait that ran out, or a refusal's moment to drain
+    }
+  }
+  for (int fd : idle) close(fd);
+}
+
+void GuardedHttpServer::Loop::close(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  Connection& c = it->second;
+  if (c.state != State::kBusy) unwatch(fd);
+  buffered_ -= c.in.size();
+  freed_since_trim_ += c.in.capacity();
+  {
+    std::lock_guard lock(counts_mutex_);
+    if (--per_peer_[c.peer] == 0) per_peer_.erase(c.peer);
+    --open_;
+  }
+  ::close(fd);
+  connections_.erase(it);
+}
+
+// Stops accepting, closes every connection not busy with a request; the busy ones close when
+// answered.
+void GuardedHttpServer::Loop::shut_down() {
+  shut_ = true;
+  server_.svr_sock_ = INVALID_SOCKET;
+  if (listening_ >= 0) {
+    unwatch(listening_);
+    ::close(listening_);
+    listening_ = -1;
+  }
+  std::vector<int> idle;
+  for (auto& [fd, c] : connections_)
+    if (c.state != State::kBusy) idle.push_back(fd);
+  for (int fd : idle) close(fd);
+}
+
+// After a flood, hands what its connections' buffers and requests freed back to the system:
+// glibc keeps freed memory in its arenas, and RSS stayed at 88-153 MB after floods whose heap was
+// 3 MB. At most once a second, and only when enough was freed for it to matter.
+void GuardedHttpServer::Loop::return_memory(Clock::time_point now) {
+  if (freed_since_trim_ < (4u << 20) || now - last_trim_ < std::chrono::seconds(1)) return;
+  ::malloc_trim(0);
+  freed_since_trim_ = 0;
+  last_trim_ = now;
+}
+
+GuardedHttpServer::GuardedHttpServer(const ConnectionLimits& limits, size_t request_threads)
+    : limits_(limits), loop_(std::make_unique<Loop>(*this, request_threads)) {}
+
+GuardedHttpServer::~GuardedHttpServer() = default;
+
+int GuardedHttpServer::bind_port(const std::string& host, int port) { return loop_->bind_port(host, port); }
+void GuardedHttpServer::serve() { loop_->run(); }
+void GuardedHttpServer::stop() { loop_->stop(); }
+int GuardedHttpServer::connections_from(const std::string& address) const { return loop_->connections_from(address); }
+int GuardedHttpServer::connections_open() const { return loop_->connections_open(); }
+long GuardedHttpServer::requests_handed() const { return loop_->requests_handed(); }
+
+bool GuardedHttpServer::answer(int sock, const std::string& peer, int peer_port, const std::string& request, bool last) {
+  AnswerStream stream(sock, request, peer, peer_port,
+                      std::chrono::seconds(write_timeout_sec_) + std::chrono::microseconds(write_timeout_usec_));
+  bool closed = false;
+  const bool ok = process_request(stream, last, closed, nullptr);
+  return ok && !closed && !last;
 }
 
 }  // namespace potop::serve

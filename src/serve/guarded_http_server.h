@@ -1,58 +1,83 @@
-// The HTTP server under `potop serve`: cpp-httplib's parsing and routing, with the connection
-// handling it lacks for a server exposed to clients it does not trust (docs/serve.md, "Exposing
-// the server"):
-//   - a deadline for a request's line and headers, from its first byte, and another for its body
-//     once the headers are in: a client trickling a byte every few seconds gets 408 and is
-//     dropped, where httplib 0.11 bounds only the time between two reads and would wait forever;
-//   - a cap on the connections open at once from one client address: more get 429 at once,
-//     before a byte of theirs is read, so that one client cannot take every connection thread;
-//   - on stop(), connections waiting for a request, or still sending one, are dropped at once;
-//     requests already read are answered.
-//
-// How: httplib hands each accepted socket to its private virtual process_and_close_socket. This
-// class overrides it with its own keep-alive loop over a socket stream of its own (the deadlines
-// live in the stream's reads) and lets httplib's protected process_request parse, route and
-// answer each request, as its own loop does. Everything else (routes, handlers, streaming,
-// timeouts between reads, the listening socket) is httplib's, unchanged.
+// The HTTP server under `potop serve`: cpp-httplib parses, routes and answers each request; the
+// connections are ours, handled the way nginx handles them, for clients the server does not trust
+// (docs/serve.md, "Exposing the server"):
+//   - One event loop (epoll) holds every open connection and reads every request whole — its line
+//     and headers (at most 16 KiB: 431 beyond), then exactly Content-Length bytes of body
+//     (serve/request_frame.h) — before a thread sees it. An idle or trickling connection costs a
+//     socket and the bytes it sent, never a thread: hundreds of slow clients cannot stall the
+//     others.
+//   - A handler gets those bytes and nothing more, so a refusal (401, 403, 415) that leaves the
+//     body unread can never have it parsed as the next request (no request smuggling), and a
+//     refusal of the framing itself (400, 411, 413, 431) closes the connection.
+//   - Deadlines: a request's line and headers from its first byte, its body from the end of its
+//     headers (408 beyond), the next request of a kept-alive connection (closed beyond).
+//   - Caps: connections open from one client address, and in all. A new connection past a cap
+//     takes the place of the oldest one that is idle or still sending its request (that one is
+//     closed, as a keep-alive connection may be at any time), so a client holding many
+//     connections can never lock the others out; only when every connection is busy with a
+//     request is the new one refused (429 for one address, 503 in all).
+//   - The bytes held for requests being read are capped in all (--max-connections × a request is
+//     far more than RSS can take): past the cap a request's connection gets 503.
+//   - The port is bound without SO_REUSEPORT: a second server on a port in use is refused, not
+//     handed half the connections.
+//   - stop(): connections idle or still sending a request are closed at once; requests already
+//     read are answered (a stream of tokens ends, as httplib ends it when its server stops).
 #pragma once
 #include <httplib.h>
 
+#include <atomic>
 #include <functional>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
+
+#include "serve/request_frame.h"
 
 namespace potop::serve {
 
 struct ConnectionLimits {
   double header_timeout_s = 10;  // a request's line and headers, from its first byte (408 beyond)
   double body_timeout_s = 30;    // its body, from the end of its headers (408 beyond)
-  int max_per_client = 64;       // connections open at once from one address (429 beyond); 0: no cap
+  int max_per_client = 64;       // connections open at once from one address; 0: no cap
+  int max_connections = 1024;    // connections open at once in all
+  size_t max_head_bytes = 16 << 10;     // a request's line and headers (431 beyond)
+  size_t max_buffered_bytes = 64 << 20; // bytes of requests being read, all connections together
 };
 
 class GuardedHttpServer : public httplib::Server {
  public:
-  explicit GuardedHttpServer(const ConnectionLimits& limits) : limits_(limits) {}
+  // `request_threads`: requests handled at once, each on a thread that exits when no request
+  // waits (serve/connection_threads.h); more wait for one. The bodies' cap is
+  // set_payload_max_length's.
+  GuardedHttpServer(const ConnectionLimits& limits, size_t request_threads);
+  ~GuardedHttpServer() override;
 
-  // httplib's logger, for the requests httplib answers; a request refused with 408 while it was
-  // read is not among them (httplib would log it as its own 400, which it never sent).
-  GuardedHttpServer& set_logger(httplib::Logger logger);
-  // Called with 408 or 429 for every connection this class answers itself.
+  // Binds host:port (port 0: any free one) and returns the port. Throws potop::Error naming the
+  // port when it is in use, or the host when it is not an address of this machine.
+  int bind_port(const std::string& host, int port);
+  // Serves until stop(), then returns once every request already read has been answered.
+  void serve();
+  // Safe from any thread (not from a signal handler). Hides httplib's.
+  void stop();
+
+  // Called with the status of every request this class answers itself, before any handler
+  // (400, 408, 411, 413, 429, 431, 503).
   void set_refusal_logger(std::function<void(int status)> log) { log_refusal_ = std::move(log); }
 
-  // Connections open now from `address` (tests and /metrics).
+  // Connections open now from `address`, and in all (tests and /metrics).
   int connections_from(const std::string& address) const;
+  int connections_open() const;
+  // Requests read whole and handed to a handler since the start.
+  long requests_handed() const;
 
  private:
-  bool process_and_close_socket(socket_t sock) override;
-  // Counts a connection from `address`; false (and nothing counted) when it would pass the cap.
-  bool admit(const std::string& address);
-  void release(const std::string& address);
+  class Loop;
+  // Runs on a request thread: `request` is one whole request; answers it on `sock`. Returns
+  // whether the connection may carry another request.
+  bool answer(int sock, const std::string& peer, int peer_port, const std::string& request, bool last);
 
   const ConnectionLimits limits_;
   std::function<void(int)> log_refusal_;
-  mutable std::mutex mutex_;
-  std::map<std::string, int> open_;  // connections open per client address
+  std::unique_ptr<Loop> loop_;
 };
 
 }  // namespace potop::serve

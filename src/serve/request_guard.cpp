@@ -80,8 +80,6 @@ bool guard_request(const GuardOptions& o, const httplib::Request& req, httplib::
   }
 
   if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
-    if (req.has_header("Transfer-Encoding") && lower(req.get_header_value("Transfer-Encoding")) != "identity")
-      return refuse(res, 411, "length_required", "a request body must come with a Content-Length (chunked bodies are not taken)");
     const std::string type = lower(req.get_header_value("Content-Type"));
     const bool json_body = type.starts_with("application/json");
     const bool empty = req.get_header_value("Content-Length").empty() || req.get_header_value("Content-Length") == "0";

@@ -6,8 +6,8 @@
 //   - Origin: a browser request from another origin is refused (403) unless --cors-origin allows
 //     that origin, which then gets CORS headers and its OPTIONS preflights answered (204).
 //   - POST bodies: JSON only (415 otherwise: a page's no-cors text/plain or form POST never
-//     starts a generation), with a Content-Length (411 for a chunked body, whose size the HTTP
-//     library would not bound; over --max-body-kib is its 413).
+//     starts a generation). Their framing (a Content-Length, never chunked; its cap) was checked
+//     before the request was read whole (serve/request_frame.h).
 //   - --api-key: every /v1 request needs "Authorization: Bearer KEY" (401 otherwise, as OpenAI
 //     answers); /health, /metrics' absence of secrets aside, and the studio's pages stay open.
 #pragma once

@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 #include <malloc.h>
-#include <sys/socket.h>
 
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,6 @@
 #include "models/classifier/classifier_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
-#include "serve/connection_threads.h"
 #include "serve/endpoints.h"
 #include "serve/guarded_http_server.h"
 #include "serve/http_json.h"
@@ -70,7 +68,19 @@ bool servable(const ModelKind& kind) {
 }
 
 struct Server::Impl {
-  Impl(LoadedModel&& m, const ServeOptions& o) : options(o), http(o.connections), created(std::time(nullptr)) {
+  // Requests answered at once, each on a thread that exits when none waits (a flat RSS:
+  // serve/connection_threads.h): every slot and queued request, and enough beyond them that a
+  // refusal (503), /health or /metrics is answered at once while they are all busy. Connections
+  // cost no thread: they are read by the event loop (serve/guarded_http_server.h).
+  static size_t request_threads(const ServeOptions& o) { return static_cast<size_t>(std::max(256, o.slots + o.queue + 64)); }
+  static ConnectionLimits connection_limits(const ServeOptions& o) {
+    ConnectionLimits limits = o.connections;
+    limits.max_connections = o.max_connections;
+    return limits;
+  }
+
+  Impl(LoadedModel&& m, const ServeOptions& o)
+      : options(o), http(connection_limits(o), request_threads(o)), created(std::time(nullptr)) {
     kind = m.kind;
     name = served_name(m.weights);
     if (m.kind == &gpt_kind())
@@ -119,7 +129,6 @@ struct Server::Impl {
   Metrics metrics;
   std::unique_ptr<Endpoints> endpoints;
   GuardedHttpServer http;
-  int listening_socket = -1;  // the socket bound to host:port (run())
   std::string name;
   std::time_t created;
 };
@@ -179,6 +188,10 @@ void Server::Impl::routes() {
   http.Get(R"(/([A-Za-z0-9_.-]*))", [](const httplib::Request& req, httplib::Response& res) {
     std::string file = req.matches[1];
     if (file.empty()) file = "index.html";
+    if (file == "favicon.ico") file = "favicon.svg";  // what a browser asks for when a page names no icon
+    // The studio holds the API key a user types: no other site may frame it (clickjacking).
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Content-Security-Policy", "frame-ancestors 'none'");
     for (const WebAsset& a : web_assets())
       if (a.name == file) return res.set_content(std::string(a.data), mime_type(a.name));
     send_error(res, ApiError(404, "not_found", "", "no such page: /" + file));
@@ -222,13 +235,6 @@ Server::Server(LoadedModel&& model, const ServeOptions& options) {
   mallopt(M_ARENA_MAX, 2);
   impl_ = std::make_unique<Impl>(std::move(model), options);
   Impl& s = *impl_;
-  // Enough connections served at once for every slot, every queued request, and a few more so
-  // that a refusal (503) or /metrics is answered at once while all slots are busy. Each on a
-  // thread that exits when its connection closes (serve/connection_threads.h: a flat RSS).
-  // Enough for every slot and queued request, and beyond that for idle keep-alive clients and
-  // slow ones (each holds its thread until it sends or times out), up to --max-connections.
-  const int threads = std::max(options.max_connections, options.slots + options.queue + 8);
-  s.http.new_task_queue = [threads] { return new ConnectionThreads(static_cast<size_t>(threads)); };
   s.options.guard.loopback = is_loopback_host(options.host);
   s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     return guard_request(s.options.guard, req, res) ? httplib::Server::HandlerResponse::Handled
@@ -236,14 +242,6 @@ Server::Server(LoadedModel&& model, const ServeOptions& options) {
   });
   s.http.set_payload_max_length(options.limits.max_body_bytes);
   s.http.set_keep_alive_timeout(5);
-  // A stream is one small write per token: Nagle's algorithm would hold each back until the
-  // client acknowledged the one before.
-  s.http.set_tcp_nodelay(true);
-  // Remembered so that run() can raise the listen backlog; the options are httplib's own.
-  s.http.set_socket_options([&s](int socket) {
-    httplib::default_socket_options(socket);
-    s.listening_socket = socket;
-  });
   s.routes();
 }
 
@@ -251,21 +249,9 @@ Server::~Server() = default;
 
 void Server::run(const std::function<void(int port)>& on_ready) {
   Impl& s = *impl_;
-  int port = s.options.port;
-  if (port == 0) {
-    port = s.http.bind_to_any_port(s.options.host);
-    if (port < 0) throw Error("--host " + s.options.host + ": cannot listen there");
-  } else if (!s.http.bind_to_port(s.options.host, port)) {
-    throw Error("--port " + std::to_string(port) + ": cannot listen on " + s.options.host + ":" + std::to_string(port) +
-                " (in use, or not an address of this machine)");
-  }
-  // Debian's cpp-httplib is a compiled library: it listens with a backlog of 5, fixed when Debian
-  // built it (defining CPPHTTPLIB_LISTEN_BACKLOG here changes nothing). 16 clients connecting at
-  // once overflowed it, and a dropped handshake waits for a 1 s SYN retry (first-token p99 ≈ 1.1 s).
-  // On Linux a second listen() on the listening socket sets a new backlog.
-  if (s.listening_socket >= 0) ::listen(s.listening_socket, 256);
+  const int port = s.http.bind_port(s.options.host, s.options.port);
   if (on_ready) on_ready(port);
-  s.http.listen_after_bind();
+  s.http.serve();
 }
 
 void Server::stop() { impl_->http.stop(); }

@@ -47,8 +47,9 @@ struct ServeOptions {
   Unknown unknown = Unknown::kError;
   // Other names a request's "model" may give (the model directory's name always serves).
   std::vector<std::string> aliases;
-  // Connections served at once (each on a thread); more wait in the listen backlog.
-  int max_connections = 256;
+  // Connections open at once, in all (serve/guarded_http_server.h: past it a new one takes the
+  // place of the oldest idle one).
+  int max_connections = 1024;
   // Deadlines for reading a request, and the connections one client address may hold.
   ConnectionLimits connections;
   // API key, CORS origins, Host names (request_guard.h); `loopback` is set from `host` by run().

@@ -13,8 +13,10 @@ std::unique_ptr<SlotPool::Lease> SlotPool::acquire(std::chrono::steady_clock::ti
   std::unique_lock lock(mutex_);
   if (free_ == 0 && waiting_ >= queue_size_)
     throw ApiError(503, "server_busy", "",
-                   "the server is busy: all " + std::to_string(slots_) + " slots are generating and " +
-                       std::to_string(waiting_) + " requests are waiting; retry later");
+                   "the server is busy: " +
+                       (slots_ == 1 ? std::string("a request is being answered")
+                                    : "all " + std::to_string(slots_) + " slots are generating") +
+                       " and " + std::to_string(waiting_) + " requests are waiting (--queue); retry later");
   ++waiting_;
   const bool got = freed_.wait_until(lock, deadline, [&] { return free_ > 0; });
   --waiting_;

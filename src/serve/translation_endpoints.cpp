@@ -26,7 +26,7 @@ constexpr int kMaxBeam = 16;
 
 class TranslationEndpoints final : public Endpoints {
  public:
-  TranslationEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o.threads) {
+  TranslationEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o) {
     name = served_name(m.weights);
     model = as_translation_model(std::move(m));
   }

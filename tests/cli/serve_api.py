@@ -396,6 +396,25 @@ def chat_checks(text):
           and [b["sequence_number"] for b in bodies] == list(range(len(bodies)))
           and deltas == choice["message"]["content"] and bodies[-1]["response"]["usage"]["output_tokens"] == 30,
           types)
+    status, r = chat(dict(body, logprobs=True, top_logprobs=2))
+    chat_content = r["choices"][0]["logprobs"]["content"]
+    status, _, data = request("POST", "/v1/responses", {"input": "pan zagłoba ", "max_output_tokens": 30,
+                                                        "temperature": 0.9, "seed": 5, "top_logprobs": 2,
+                                                        "include": ["message.output_text.logprobs"]})
+    part = json.loads(data)["output"][0]["content"][0]
+    check("responses: include message.output_text.logprobs gives the chat's log-probs on the output_text part",
+          status == 200 and part["text"] == choice["message"]["content"] and part["logprobs"] == chat_content,
+          str(part)[:300])
+    status, _, data = request("POST", "/v1/responses", {"input": "pan zagłoba ", "max_output_tokens": 30,
+                                                        "temperature": 0.9, "seed": 5, "stream": True,
+                                                        "include": ["message.output_text.logprobs"]})
+    streamed = [json.loads(e.split("\n")[1][len("data: "):]) for e in data.decode().split("\n\n") if e]
+    streamed = [lp for b in streamed if b["type"] == "response.output_text.delta" for lp in b["logprobs"]]
+    check("responses streamed with include: each delta carries its tokens' log-probs",
+          [c["token"] for c in streamed] == [c["token"] for c in chat_content]
+          and all(abs(a["logprob"] - b["logprob"]) < 1e-5 for a, b in zip(streamed, chat_content)), streamed[:2])
+    expect_error("responses: an include it does not serve", 400, "include", "is not supported",
+                 {"input": "pan", "include": ["reasoning.encrypted_content"]}, path="/v1/responses")
     expect_error("responses: no input", 400, "input", "input is required", {"max_output_tokens": 3}, path="/v1/responses")
     expect_error("responses: a function call item", 400, "input", "must be a message",
                  {"input": [{"type": "function_call", "name": "f"}]}, path="/v1/responses")

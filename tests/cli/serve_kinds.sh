@@ -53,7 +53,31 @@ for pid in "$BERT_PID" "$CLS_PID" "$MT_PID"; do
   wait "$pid" || rc=$?
   [ "$rc" = 0 ] || fail "SIGTERM: server $pid exited $rc"
 done
-if grep -qE 'Sanitizer|runtime error:|terminate called' bert.serve.log classifier.serve.log mt.serve.log; then
+# A BERT's requests wait in the same bounded queue as a GPT's: with --queue 0, requests sent while
+# one runs get 503 server_busy, as a GPT's do when its slots and queue are full.
+start_serve queue.serve.log --model bert --threads 1 --queue 0
+if /usr/bin/python3 - "http://127.0.0.1:$PORT" <<'PY'
+import json, sys, threading, urllib.error, urllib.request
+url, statuses = sys.argv[1], []
+def embed():
+    body = json.dumps({"input": ["dobry wieczór panie kmicic"] * 512}).encode()
+    request = urllib.request.Request(url + "/v1/embeddings", body, {"Content-Type": "application/json"})
+    try:
+        statuses.append(urllib.request.urlopen(request, timeout=60).status)
+    except urllib.error.HTTPError as e:
+        statuses.append((e.code, json.loads(e.read())["error"]["type"], e.headers.get("Retry-After")))
+threads = [threading.Thread(target=embed) for _ in range(6)]
+for t in threads: t.start()
+for t in threads: t.join()
+busy = [s for s in statuses if s != 200]
+ok = 200 in statuses and busy and all(s == (503, "server_busy", "1") for s in busy)
+print(statuses, file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+then ok "a BERT's full queue: 503 server_busy"; else fail "a BERT's full queue: 503 server_busy"; fi
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || fail "SIGTERM: the --queue 0 server"
+
+if grep -qE 'Sanitizer|runtime error:|terminate called' bert.serve.log classifier.serve.log mt.serve.log queue.serve.log; then
   fail "server logs: $(cat bert.serve.log classifier.serve.log mt.serve.log)"
 fi
 finish

@@ -129,6 +129,16 @@ TEST(ResponsesRequest, InputAndInstructionsAreTheChatsMessages) {
   EXPECT_FLOAT_EQ(r.completion.sampling.temperature, 0.5f);
   EXPECT_TRUE(r.completion.stream);
   EXPECT_EQ(parse_responses_request(R"({"input": "hi"})", Limits{}, ChatTemplate{}).completion.prompt, "hi\n");
+  EXPECT_EQ(r.completion.logprobs, -1);
+}
+
+TEST(ResponsesRequest, LogprobsAreServedWhenIncludeAsksForThem) {
+  const auto logprobs = [](const std::string& body) {
+    return parse_responses_request(body, Limits{}, ChatTemplate{}).completion.logprobs;
+  };
+  EXPECT_EQ(logprobs(R"({"input": "a", "include": ["message.output_text.logprobs"]})"), 0);
+  EXPECT_EQ(logprobs(R"({"input": "a", "include": ["message.output_text.logprobs"], "top_logprobs": 3})"), 3);
+  EXPECT_EQ(logprobs(R"({"input": "a", "include": null})"), -1);
 }
 
 TEST(ResponsesRequest, MistakesNameTheResponsesFields) {
@@ -152,6 +162,10 @@ TEST(ResponsesRequest, MistakesNameTheResponsesFields) {
   refused(R"({"input": "a", "instructions": 3})", "instructions", "must be a string");
   refused(R"({"input": "a", "previous_response_id": "resp_1"})", "previous_response_id", "keeps no responses");
   refused(R"({"input": "a", "temperature": 1e999})", "", "valid JSON");
+  refused(R"({"input": "a", "include": ["reasoning.encrypted_content"]})", "include", "is not supported");
+  refused(R"({"input": "a", "include": "message.output_text.logprobs"})", "include", "a list of strings");
+  refused(R"({"input": "a", "top_logprobs": 2})", "top_logprobs", "needs include");
+  refused(R"({"input": "a", "include": ["message.output_text.logprobs"], "top_logprobs": 99})", "top_logprobs", "");
 }
 
 }  // namespace
