@@ -88,7 +88,7 @@ void save_train_state(const fs::path& path, const ParameterSet& params, const Mo
     if (!rng.empty()) rng += ',';
     rng += hash_hex(word);
   }
-  const Metadata meta{
+  Metadata meta{
       {"step", std::to_string(state.step)},
       {"potop.kind", kTrainStateKind},
       {"potop.state_version", std::to_string(kTrainStateVersion)},
@@ -108,6 +108,7 @@ void save_train_state(const fs::path& path, const ParameterSet& params, const Mo
       // replace: a data path that is not valid UTF-8 must not make the checkpoint unwritable
       {"potop.options", state.options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)},
   };
+  if (!state.trainer.empty()) meta["potop.trainer"] = state.trainer;
   // The model header's config (potop.config) is the state's config.
   ModelHeader h = header;
   h.config = state.config;
@@ -149,6 +150,7 @@ TrainState read_train_state(const SafetensorsFile& file) {
   s.ranks = file.metadata_value("potop.ranks") ? r.integer<int>("potop.ranks", 1) : 1;
   s.elapsed_s = r.real<double>("potop.elapsed_s");
   s.options = r.object("potop.options");
+  s.trainer = file.metadata_value("potop.trainer").value_or("");  // absent from older states: unknown
   s.config = r.object("potop.config");
   return s;
 }

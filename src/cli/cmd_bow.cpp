@@ -46,6 +46,7 @@ void add_bow_train(CLI::App* bow, std::function<int()>& run) {
 struct BowAttentionArgs {
   ModelArgs model;
   std::string text, html;
+  bool force = false;
 };
 
 void add_bow_attention(CLI::App* bow, std::function<int()>& run) {
@@ -55,7 +56,9 @@ void add_bow_attention(CLI::App* bow, std::function<int()>& run) {
   add_model_options(cmd, a->model);
   cmd->add_option("--text", a->text, "text to look at, at most the model's window of words")->required();
   cmd->add_option("--html", a->html, "also write the weights as a heat map to this HTML file");
+  add_output_force(cmd, a->force, "--html");
   run = [a]() {
+    if (!a->html.empty()) check_output_file(a->html, "--html", a->force);
     LoadedBow m = load_model_with(a->model, load_bow_dir);
     return print_bow_attention(m, a->text, a->html);
   };

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_args.h"
 #include "cli/train_command.h"
 #include "core/error.h"
@@ -177,9 +178,11 @@ int classify_predict(const PredictArgs& a) {
 struct AttentionArgs {
   ModelArgs model;
   std::string text, html;
+  bool force = false;
 };
 
 int classify_attention(const AttentionArgs& a) {
+  if (!a.html.empty()) check_output_file(a.html, "--html", a.force);
   LoadedClassifier m = load_classifier(a.model);
   const ClassifierConfig& c = m.config;
   const EncoderMaps pictures = classifier_attention_maps(m, a.text);
@@ -253,6 +256,7 @@ void add_classify_attention(CLI::App* parent, std::function<int()>& run) {
   add_model_options(cmd, a->model);
   cmd->add_option("text", a->text, "the text to look at")->required();
   cmd->add_option("--html", a->html, "also write every layer's and head's attention map to this HTML file (as potop attention)");
+  add_output_force(cmd, a->force, "--html");
   run = [a]() { return classify_attention(*a); };
 }
 

@@ -179,6 +179,11 @@ int eval_masked_lm(const EvalArgs& a, LoadedModel& m) {
 // A translation model on a TSV of pairs: the loss of each reference target given its source,
 // per target token (</s> included), over every pair that fits the model's block size.
 int eval_pairs(const EvalArgs& a, const TranslationModel& m) {
+  if (m.pretrained_on_spans())  // no pairs to score, and no test.tsv
+    throw Error("-m " + a.model.model + ": a T5 pre-trained model (potop translate pretrain: text to masked spans), "
+                "not a translation model, so there are no sentence pairs to score; its held-out loss is in "
+                "metrics.jsonl (potop info, potop plot), or fine-tune it with potop translate train --init-from " +
+                a.model.model);
   const std::string data = !a.data.empty() ? a.data : (fs::path(a.model.model) / "test.tsv").string();
   const bool source_first = source_is_first_column(m, a.columns, data);
   const PairFile file = read_pairs(data);
@@ -255,7 +260,7 @@ Run add_eval(CLI::App& app) {
   cmd->add_option("--mask-fraction", a->mask_fraction, "a BERT: the fraction of tokens masked and scored")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0).description("") & CLI::TypeValidator<double>());
-  cmd->add_option("--seed", a->seed, "a BERT: the seed of the masks (the same seed, the same masks)")->capture_default_str();
+  add_seed(cmd, "--seed", a->seed, "a BERT: the seed of the masks (the same seed, the same masks)");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   return [a, cmd, unknown]() {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");

@@ -6,9 +6,11 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_args.h"
 #include "core/arena.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "export/gguf_gpt2.h"
 #include "export/hf_export.h"
 #include "models/gpt/gpt_kind.h"
@@ -20,17 +22,8 @@ namespace {
 struct ExportArgs {
   ModelArgs model;
   std::string format, type = "f32", out;
+  bool force = false;
 };
-
-// --out: its directory must exist (nothing is created) and it must not be one.
-void check_out(const fs::path& out) {
-  if (out.empty()) throw Error("--out: give the file to write");
-  std::error_code ec;
-  if (fs::is_directory(out, ec)) throw Error("--out " + out.string() + ": is a directory; give the file to write");
-  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  if (!fs::is_directory(dir, ec))
-    throw Error("--out " + out.string() + ": directory " + dir.string() + " does not exist");
-}
 
 // general.name: the model directory's name (a lone weights file: its stem).
 std::string model_name(const fs::path& model) {
@@ -40,7 +33,7 @@ std::string model_name(const fs::path& model) {
 
 int export_gguf(const ExportArgs& a) {
   const GgmlType weights = parse_gguf_weight_type(a.type, "--type");
-  check_out(a.out);
+  check_output_file(a.out, "--out", a.force);
   LoadedModel m = load_model(a.model);
   if (m.kind != &gpt_kind())
     throw wrong_kind(a.model.model, *m.kind, "a GPT, the one kind GGUF export holds (exporting a kind the format cannot hold)");
@@ -79,6 +72,7 @@ Run add_export(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--out", a->out,
                   "gguf: the file to write; hf: the directory (new or empty); a failure leaves nothing");
+  add_output_force(cmd, a->force, "--out");
   return [a, type]() {
     if (a->format == "hf") return export_hf_dir(*a, type->count() > 0);
     if (a->out.empty()) throw Error("--out: give the .gguf file to write");

@@ -79,7 +79,12 @@ Run add_info(CLI::App& app) {
     }
     std::string default_choice;
     try {
-      default_choice = choose_checkpoint(dir, "").why;
+      const CheckpointChoice choice = choose_checkpoint(dir, "");
+      default_choice = choice.why;
+      // The choice reads headers only; a checkpoint whose data is damaged was listed with its error.
+      for (const nlohmann::json& e : checkpoints)
+        if (e["file"] == choice.path.filename().string() && e.contains("error"))
+          default_choice = "nothing: " + choice.path.string() + " does not load (" + e["error"].get<std::string>() + ")";
     } catch (const Error& e) {
       default_choice = e.what();
     }

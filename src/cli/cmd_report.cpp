@@ -6,6 +6,7 @@
 #include "cli/bow_attention.h"
 #include "cli/translation_pages.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_args.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -23,9 +24,12 @@ namespace potop::cli {
 Run add_plot(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plot", "draw a run's loss curves (metrics.jsonl) as an SVG image");
   auto model = std::make_shared<std::string>(), out = std::make_shared<std::string>();
+  auto force = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", *model, "a run's model directory (any kind)")->required();
-  cmd->add_option("--out", *out, "SVG file to write (default: MODEL/loss.svg)");
-  return [model, out]() {
+  cmd->add_option("--out", *out, "SVG file to write (default: MODEL/loss.svg, potop's own, replaced)");
+  add_output_force(cmd, *force, "--out");
+  return [model, out, force]() {
+    if (!out->empty()) check_output_file(*out, "--out", *force);
     const fs::path target = out->empty() ? fs::path(*model) / "loss.svg" : fs::path(*out);
     write_file_atomic(target, loss_curve_svg(fs::path(*model) / "metrics.jsonl"));
     std::printf("wrote %s\n", target.string().c_str());
@@ -39,6 +43,7 @@ struct AttentionArgs {
   ModelArgs model;
   std::string prompt, out;
   int layer = -1, head = -1;
+  bool force = false;
 };
 
 // Writes the page to --out (default: attention.html beside the model) and says where.
@@ -60,10 +65,12 @@ Run add_attention(CLI::App& app) {
   auto a = std::make_shared<AttentionArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("-p,--prompt", a->prompt, "text to look at, at most block_size characters")->required();
-  cmd->add_option("--out", a->out, "HTML file to write (default: attention.html beside the model)");
+  cmd->add_option("--out", a->out, "HTML file to write (default: attention.html beside the model, potop's own, replaced)");
+  add_output_force(cmd, a->force, "--out");
   cmd->add_option("--layer", a->layer, "only this layer (default: all)");
   cmd->add_option("--head", a->head, "only this head (default: all)");
   return [a]() {
+    if (!a->out.empty()) check_output_file(a->out, "--out", a->force);
     LoadedModel loaded = load_model(a->model);
     const fs::path model(a->model.model);
     const fs::path dir = fs::is_directory(model) ? model : model.parent_path();

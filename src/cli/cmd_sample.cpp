@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_args.h"
 #include "core/error.h"
 #include "data/text_file.h"
@@ -70,7 +71,7 @@ Run add_sample(CLI::App& app) {
   cmd->add_option("--repeat-last-n", a->sampling.repeat_last_n, "recent tokens the penalties look at")
       ->capture_default_str();
   cmd->add_option("--stop", a->stop, "stop a sample where this text appears (not printed); may be repeated");
-  cmd->add_option("-s,--seed", a->seed, "random seed")->capture_default_str();
+  add_seed(cmd, "-s,--seed", a->seed, "random seed");
   cmd->add_flag("--json", a->json, "print the samples as one JSON object instead of streaming them");
   return [a]() {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");

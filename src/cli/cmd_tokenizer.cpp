@@ -47,6 +47,10 @@ void check_out_dir(const std::string& out_flag, bool force) {
   if (exists && !fs::is_directory(out, ec)) throw Error("--out " + out_flag + ": exists and is not a directory");
   if (exists && !fs::is_empty(out, ec) && !force)
     throw Error("--out " + out_flag + ": already exists and is not empty; replace it with --force, or choose another --out");
+  // --force replaces a tokenizer directory, never a model's (its tokenizer is part of the model).
+  if (exists && fs::exists(out / "config.json", ec))
+    throw Error("--out " + out_flag + ": a model's directory (it holds config.json), which --force does not replace; "
+                "choose another --out");
 }
 
 // Writes the tokenizer into --out as a whole or not at all: it is built in a sibling directory

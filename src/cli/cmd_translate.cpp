@@ -145,11 +145,13 @@ Run add_translate(CLI::App& app) {
   auto attn_text = std::make_shared<std::string>(), attn_translation = std::make_shared<std::string>();
   auto attn_out = std::make_shared<std::string>();
   auto attn_layer = std::make_shared<int>(-1);
+  auto attn_force = std::make_shared<bool>(false);
   add_model_options(attn, attn_args->model);
   attn->add_option("--text", *attn_text, "the source sentence")->required();
   attn->add_option("--translation", *attn_translation, "its translation (default: the model's own, greedy)");
   attn->add_option("--layer", *attn_layer, "one decoder layer (default: all)");
   attn->add_option("--out", *attn_out, "HTML file to write (default: cross-attention.html in the model directory)");
+  add_output_force(attn, *attn_force, "--out");
 
   return [=]() -> int {
     if (train->parsed()) {
@@ -208,6 +210,7 @@ Run add_translate(CLI::App& app) {
       return 0;
     }
     if (attn->parsed()) {
+      if (!attn_out->empty()) check_output_file(*attn_out, "--out", *attn_force);
       TranslationModel m = load_model_with(attn_args->model, load_translation_model);
       write_cross_attention(m, *attn_text, *attn_translation, *attn_layer,
                             attn_out->empty() ? fs::path(attn_args->model.model) / "cross-attention.html"

@@ -148,6 +148,7 @@ int run_train(const Word2VecArgs& a) {
 }
 
 int run_split(const Word2VecArgs& a) {
+  check_output_file(a.out, "--out", a.force);
   const std::string text = read_utf8_text(a.data);
   std::string out;
   out.reserve(text.size());
@@ -261,13 +262,14 @@ Run add_word2vec(CLI::App& app) {
   train->add_option("--alpha", a->train.alpha, "starting learning rate (falls linearly to alpha*1e-4)")
       ->capture_default_str();
   train->add_option("--threads", a->train.threads, "Hogwild threads (default: all cores)");
-  train->add_option("--seed", a->train.seed, "random seed")->capture_default_str();
+  add_seed(train, "--seed", a->train.seed, "random seed");
   corpus_flags(train);
 
   CLI::App* split = cmd->add_subcommand("split", "write a text as its words, space-separated, one line per line "
                                                  "(to feed gensim or fastText the same words)");
   split->add_option("--data", a->data, "UTF-8 text")->required();
   split->add_option("--out", a->out, "file to write")->required();
+  add_output_force(split, a->force, "--out");
   corpus_flags(split);
 
   CLI::App* similar = cmd->add_subcommand("similar", "the words nearest a word (cosine)");

@@ -1,5 +1,8 @@
 #include "cli/flags.h"
 
+#include <charconv>
+#include <cstdio>
+#include <random>
 #include <type_traits>
 
 #include "core/error.h"
@@ -15,7 +18,34 @@ std::string join_names(const std::vector<std::string>& names) {
   return joined;
 }
 
+// A seed of 53 bits, from the system's entropy.
+uint64_t random_seed() {
+  std::random_device device;
+  return ((uint64_t(device()) << 32) ^ device()) & ((uint64_t(1) << 53) - 1);
+}
+
 }  // namespace
+
+CLI::Option* add_seed(CLI::App* cmd, const std::string& flag, uint64_t& seed, const std::string& help) {
+  const std::string name = flag.substr(flag.rfind(',') + 1);  // "-s,--seed": "--seed"
+  return cmd
+      ->add_option_function<std::string>(
+          flag,
+          [&seed, name](const std::string& text) {
+            if (text == "-1") {
+              seed = random_seed();
+              std::fprintf(stderr, "seed: %llu (%s -1: a random one)\n", static_cast<unsigned long long>(seed), name.c_str());
+              return;
+            }
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+            if (ec != std::errc() || end != text.data() + text.size())
+              throw Error(name + " " + text + ": a seed is a whole number from 0 to 18446744073709551615, or -1 for a "
+                          "random one");
+          },
+          help + " (-1: a random one)")
+      ->type_name("INT")
+      ->default_str(std::to_string(seed));
+}
 
 CLI::Option* add_choice(CLI::App* cmd, const std::string& flag, const Choice& choice, const std::string& help) {
   return cmd
@@ -45,11 +75,17 @@ void add_field(CLI::App* cmd, const Field& f) {
           } else {
             cmd->add_flag_callback(flag, [value] { *value = true; }, f.help);
           }
+        } else if constexpr (std::is_same_v<P, uint64_t*>) {  // the fields of 64 bits are seeds
+          add_seed(cmd, flag, *target, f.help);
         } else {
           cmd->add_option(flag, *target, f.help)->capture_default_str();
         }
       },
       f.target);
+}
+
+void add_output_force(CLI::App* cmd, bool& force, const std::string& flag) {
+  cmd->add_flag("--force", force, "replace a file already at " + flag + " (never one in a model's directory)");
 }
 
 bool field_given(const CLI::App* cmd, const Field& f) {

@@ -15,6 +15,15 @@ CLI::Option* add_choice(CLI::App* cmd, const std::string& flag, const Choice& ch
 // default. help gains the default.
 void add_field(CLI::App* cmd, const Field& field);
 
+// A seed flag (--seed, -s): 0 or more, or -1 for a random one (as llama.cpp and potop serve take
+// it), which is drawn below 2^53 (exact in JSON, where config.json keeps it) and said on stderr,
+// so that the run can be repeated. Another negative number is refused.
+CLI::Option* add_seed(CLI::App* cmd, const std::string& flag, uint64_t& seed, const std::string& help);
+
+// --force for a command that writes a file where `flag` says: it replaces a file already there
+// (check_output_file, core/file_io.h, says what it still refuses).
+void add_output_force(CLI::App* cmd, bool& force, const std::string& flag);
+
 // Whether the command line set the field (its flag or its --no- flag).
 bool field_given(const CLI::App* cmd, const Field& field);
 

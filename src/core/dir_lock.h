@@ -13,6 +13,10 @@ class DirectoryLock {
   // "DIR is in use by process PID (COMMAND, started TIME)" when another process holds it.
   DirectoryLock(const std::filesystem::path& dir, const std::string& command);
   ~DirectoryLock();
+  // Throws the Error above when a process holds the lock on `dir`, and otherwise does nothing
+  // (it creates no lock file): for saying that a run is in use, rather than guessing from its
+  // files (a run in its first evaluation has no checkpoint yet).
+  static void refuse_in_use(const std::filesystem::path& dir);
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
 

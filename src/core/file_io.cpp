@@ -111,6 +111,14 @@ class FdSink final : public FileSink {
   size_t written_ = 0;
 };
 
+// The temporaries of the FileGroup open in this thread (null: write_file_atomic renames at once).
+thread_local std::vector<FileGroup::StagedFile>* t_group = nullptr;
+
+void rename_into_place(const fs::path& tmp, const fs::path& path) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(path.string() + ": cannot replace it with " + tmp.string() + ": " + errno_text(errno));
+}
+
 void sync_directory(const fs::path& target) {
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
@@ -147,15 +155,50 @@ void write_file_atomic(const fs::path& path, const FileWriter& writer) {
     const int rc = ::close(fd);
     fd = -1;
     if (rc != 0) throw Error(path.string() + ": close failed: " + errno_text(errno));
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      throw Error(path.string() + ": cannot replace it with " + tmp.string() + ": " + errno_text(errno));
+    if (t_group) {  // renamed with the group's other files by FileGroup::commit
+      t_group->push_back({tmp, path});
+      return;
     }
+    rename_into_place(tmp, path);
   } catch (...) {
     if (fd >= 0) ::close(fd);
     ::unlink(tmp.c_str());
     throw;
   }
   sync_directory(path);
+}
+
+FileGroup::FileGroup() {
+  POTOP_CHECK(t_group == nullptr, "FileGroup: one group at a time in a thread");
+  t_group = &written_;
+}
+
+FileGroup::~FileGroup() {
+  t_group = nullptr;
+  for (const StagedFile& f : written_) ::unlink(f.tmp.c_str());
+}
+
+void FileGroup::commit() {
+  t_group = nullptr;
+  // Renames do not allocate: once every file is written, none of them fails for want of space.
+  // A failed rename leaves the files before it in place; the destructor removes the others.
+  for (const StagedFile& f : written_) rename_into_place(f.tmp, f.path);
+  if (!written_.empty()) sync_directory(written_.back().path);
+  written_.clear();
+}
+
+void check_output_file(const fs::path& path, const std::string& flag, bool force) {
+  const std::string named = flag + " " + path.string();
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw Error(named + ": is a directory; give the file to write");
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(dir, ec)) throw Error(named + ": directory " + dir.string() + " does not exist");
+  if (!fs::exists(st)) return;
+  if (!force) throw Error(named + ": exists; replace it with --force, or choose another " + flag);
+  if (fs::exists(dir / "config.json", ec))
+    throw Error(named + ": is in " + dir.string() + ", a model's directory (it holds config.json), whose files "
+                "potop does not replace; choose another " + flag);
 }
 
 void write_file_atomic(const fs::path& path, std::string_view bytes) {

@@ -40,6 +40,32 @@ void write_file_atomic(const std::filesystem::path& path, const FileWriter& writ
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 void write_file_atomic(const std::filesystem::path& path, const std::vector<ByteChunk>& chunks);
 
+// Files that appear together or not at all (a run's first checkpoint: its weights and its
+// training state). While a group lives, write_file_atomic in the same thread writes and syncs each
+// file at its temporary name and leaves it there; commit() then renames them all, in the order
+// written. A group destroyed uncommitted (a write failed) removes its temporaries, so none of its
+// files appears. One group at a time in a thread.
+class FileGroup {
+ public:
+  struct StagedFile {
+    std::filesystem::path tmp, path;
+  };
+  FileGroup();
+  ~FileGroup();
+  FileGroup(const FileGroup&) = delete;
+  FileGroup& operator=(const FileGroup&) = delete;
+  void commit();
+
+ private:
+  std::vector<StagedFile> written_;
+};
+
+// Before a command writes a file at a path the user named with `flag` ("--out"): a file already
+// there is not the command's to replace, so it is refused unless `force`; and even with it, a file
+// in a model's directory (one holding config.json) is refused, as the model would no longer load
+// or would lose its notes. Also refused: a directory, and a parent directory that is missing.
+void check_output_file(const std::filesystem::path& path, const std::string& flag, bool force);
+
 // A new directory, written as a whole or not at all: `fill` writes its files into a hidden sibling
 // (".<name>.tmp-<pid>" beside it), which is then renamed to `dir` (replacing an empty directory
 // there) and its parent synced. On any failure the sibling is removed and the error passed on.

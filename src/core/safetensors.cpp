@@ -218,6 +218,20 @@ Metadata read_safetensors_metadata(const std::filesystem::path& path) {
   if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw Error(name + ": the header is truncated");
   const Json j = Json::parse(header, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) throw Error(name + ": header is not a JSON object");
+  // The data section's length is known from the header: a file cut short is told here, as loading
+  // it would be (the tensors themselves are not read).
+  uint64_t data_end = 0;
+  for (const auto& [key, value] : j.items()) {
+    const auto offsets = value.is_object() ? value.find("data_offsets") : value.end();
+    if (key != "__metadata__" && offsets != value.end() && offsets->is_array() && offsets->size() == 2 &&
+        (*offsets)[1].is_number_unsigned())
+      data_end = std::max(data_end, (*offsets)[1].get<uint64_t>());
+  }
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size - 8 - n < data_end)
+    throw Error(name + ": truncated: its tensors need " + std::to_string(data_end) + " bytes after the header, and " +
+                std::to_string(size - 8 - n) + " are there");
   Metadata meta;
   const auto it = j.find("__metadata__");
   if (it != j.end() && it->is_object())

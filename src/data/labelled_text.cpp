@@ -39,8 +39,20 @@ std::vector<LabelledExample> read_labelled_tsv(const std::string& path) {
     const size_t tab = row.find('\t');
     if (tab == std::string_view::npos)
       throw Error(where + ": no tab: expected label<TAB>text");
+    // A second tab is a third column (an id, a source): folded into the text, it would be read as
+    // words. Refused, as translate refuses it.
+    if (row.find('\t', tab + 1) != std::string_view::npos)
+      throw Error(where + ": more than one tab: expected label<TAB>text (a tab in the text: replace it with a space)");
     LabelledExample e{std::string(row.substr(0, tab)), std::string(row.substr(tab + 1)), line};
     if (e.label.find_first_not_of(" ") == std::string::npos) throw Error(where + ": empty label: expected label<TAB>text");
+    // "good " and "good" would be two classes.
+    if (e.label.front() == ' ' || e.label.back() == ' ')
+      throw Error(where + ": label " + label_text(e.label) + " begins or ends with a space, which would make it a "
+                  "class of its own; remove the space");
+    // A header would be one more class, of one example.
+    if (examples.empty() && (e.label == "label" || e.label == "Label" || e.label == "LABEL"))
+      throw Error(where + ": a header line (" + label_text(e.label) + "<TAB>" + label_text(e.text) +
+                  "); every line is an example: remove it");
     if (e.text.find_first_not_of(" \t") == std::string::npos) throw Error(where + ": empty text after label " + label_text(e.label));
     examples.push_back(std::move(e));
   }

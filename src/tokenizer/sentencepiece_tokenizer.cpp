@@ -287,6 +287,24 @@ std::vector<std::pair<std::string, std::string>> sentencepiece_flags() {
           {"max_sentence_length", to_string(kMaxSentenceBytes)}};
 }
 
+namespace {
+
+// SentencePiece's reason for refusing a model, without the source location its checks put first
+// ("sentencepiece_processor.cc(NNN) [model_proto->ParseFromArray(...)] "), which says nothing to a
+// user; a failed check with nothing after it is a model that does not parse.
+std::string load_failure(const std::string& message) {
+  std::string reason = message;
+  const size_t check = reason.find(") [");
+  if (reason.find(".cc(") != std::string::npos && check != std::string::npos) {
+    const size_t close = reason.find("] ", check);
+    reason = close == std::string::npos ? "" : reason.substr(close + 2);
+  }
+  while (!reason.empty() && reason.back() == ' ') reason.pop_back();
+  return reason.empty() ? "it does not parse as one" : reason;
+}
+
+}  // namespace
+
 SentencePieceTokenizer::SentencePieceTokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
@@ -296,7 +314,7 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_model(std::
   if (model.empty()) throw Error(src + ": empty, not a SentencePiece model");
   const auto status = t->sp_->LoadFromSerializedProto(model);
   if (!status.ok() || t->sp_->GetPieceSize() <= 0)
-    throw Error(src + ": not a SentencePiece model (" + (status.ok() ? "no pieces" : status.error_message()) + ")");
+    throw Error(src + ": not a SentencePiece model (" + (status.ok() ? "no pieces" : load_failure(status.error_message())) + ")");
   const int type = model_type(model);
   if (type != 1 && type != 2)
     throw Error(src + ": a SentencePiece " + (type == 3 ? "word" : type == 4 ? "char" : "unknown-type") +

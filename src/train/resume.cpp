@@ -1,13 +1,47 @@
 #include "train/resume.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "checkpoint/weights.h"
+#include "core/dir_lock.h"
 #include "core/error.h"
 
 namespace potop {
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// What --steps N does to the rate of a resumed run that keeps its schedule, whose decay ends at
+// step `end`, resumed at step `from`: told in the rates it will use, for a longer or a shorter
+// run, still warming up or not.
+std::string kept_schedule_note(const RunOptions& run, int from, int end) {
+  const std::string n = std::to_string(run.steps), e = std::to_string(end), w = std::to_string(run.warmup);
+  const std::string min_lr = "--min-lr " + number(run.min_lr), last = number(run.schedule(1).at(run.steps - 1));
+  std::string note = "--steps " + n + " (the run had " + e + "): the learning rate keeps the run's schedule: ";
+  if (from < run.warmup) {
+    note += "it is still warming up (to --lr " + number(run.lr) + " at step " + w + ")";
+    if (run.steps <= run.warmup) return note + ", and this run ends first, at learning rate " + last;
+    note += run.warmup >= end ? ", then drops to " + min_lr : ", then decays to " + min_lr + " by step " + e;
+  } else {
+    note += from >= end ? "it is at " + min_lr + " since step " + e : "it decays to " + min_lr + " by step " + e;
+  }
+  if (run.steps < end)
+    return note + "; this shorter run stops before that, at learning rate " + last + " (pass --lr-decay-steps " + n +
+           " to end the decay by step " + n + ")";
+  note += " and stays there to step " + n;
+  if (run.min_lr == 0) note += ", so the steps after " + e + " train at learning rate 0 and change nothing";
+  return note + " (pass --lr-decay-steps " + n + " to decay over the longer run)";
+}
+
+}  // namespace
 
 void merge_resumed_options(const std::vector<Field>& merged, const std::vector<Field>& given, const nlohmann::json& before,
                            RunOptions& run, int saved_step, const RunControl& control, const fs::path& dir,
@@ -47,10 +81,7 @@ void merge_resumed_options(const std::vector<Field>& merged, const std::vector<F
   if (control.was_given("steps") && !control.was_given("lr-decay-steps") && run.steps != saved_steps &&
       saved_decay == 0) {
     run.lr_decay_steps = saved_steps;
-    if (run.lr_schedule != LrShape::kNoam)
-      notes.push_back("--steps " + std::to_string(run.steps) + " (the run had " + std::to_string(saved_steps) +
-                       "): the learning rate keeps the run's schedule, decaying to --min-lr by step " +
-                       std::to_string(saved_steps) + "; pass --lr-decay-steps to decay over the longer run");
+    if (run.lr_schedule != LrShape::kNoam) notes.push_back(kept_schedule_note(run, saved_step, saved_steps));
   }
   std::error_code ec;
   if (control.was_given("out") && fs::weakly_canonical(run.out, ec) != fs::weakly_canonical(dir, ec))
@@ -72,15 +103,24 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::str
     dir = what;
     const fs::path state = what / kResumeFile;
     if (fs::exists(state, ec)) return state;
-    if (fs::exists(what / "latest.safetensors", ec)) {
-      refuse_quantized(read_safetensors_metadata(what / "latest.safetensors"), what.string(), "resuming training");
+    // No state: a run still before its first checkpoint (its first evaluation) says so.
+    DirectoryLock::refuse_in_use(what);
+    const bool latest = fs::exists(what / "latest.safetensors", ec), best = fs::exists(what / "best.safetensors", ec);
+    if (latest) refuse_quantized(read_safetensors_metadata(what / "latest.safetensors"), what.string(), "resuming training");
+    const std::string again = "start it again with " + command + " --out " + what.string() + " --force";
+    // latest.safetensors alone: an earlier potop wrote it before the first checkpoint's other
+    // files failed (a full disk); now the first checkpoint's files appear together.
+    if (latest && !best)
+      throw Error(what.string() + ": its first checkpoint was not completely written (latest.safetensors without "
+                  "best.safetensors or " + kResumeFile + ": a write failed, such as on a full disk), so there is "
+                  "nothing to resume; " + again);
+    if (latest)
       throw Error(state.string() + ": missing, so " + what.string() +
                   " cannot be resumed (it holds weights only: written by an older potop, or the state was removed)");
-    }
-    // config.json without any checkpoint: a run that was stopped before its first one.
-    if (fs::exists(what / "config.json", ec) && !fs::exists(what / "best.safetensors", ec))
-      throw Error(what.string() + ": its run was stopped before its first checkpoint, so there is nothing to resume; "
-                  "start it again with " + command + " --out " + what.string() + " --force");
+    // config.json without any checkpoint: a run that ended before its first one.
+    if (fs::exists(what / "config.json", ec) && !best)
+      throw Error(what.string() + ": its run ended before its first checkpoint (it was stopped, or writing the "
+                  "checkpoint failed), so there is nothing to resume; " + again);
     throw Error(what.string() + ": not a model directory from " + command + " (no " + kResumeFile + ")");
   }
   dir = what.parent_path();

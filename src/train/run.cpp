@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/profile.h"
@@ -56,11 +57,7 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
   // latest.safetensors, best.safetensors when the score improved, a step-<N> snapshot with
   // keep, and the state (resume.safetensors) last: until that rename, the previous state stays
   // the one to resume from, and everything written before it is rewritten identically on resume.
-  auto checkpoint = [&](int step, const Metadata& meta, bool best, bool eval_pending = false) {
-    if (!settings.writes) {
-      checkpoint_step = step;
-      return;
-    }
+  auto write_checkpoint = [&](int step, const Metadata& meta, bool best, bool eval_pending) {
     job.save_weights(out / "latest.safetensors", meta);
     if (best) job.save_weights(out / "best.safetensors", meta);
     state.step = step, state.eval_pending = eval_pending;
@@ -70,6 +67,24 @@ RunResult run_training(const RunSettings& settings, const RunJob& job, TrainStat
     state.threads = get_threads(), state.elapsed_s = elapsed();
     if (settings.keep > 0 && step > 0 && step % settings.keep == 0) job.save_state(out / snapshot_file(step), state);
     job.save_state(out / kResumeFile, state);
+  };
+  auto checkpoint = [&](int step, const Metadata& meta, bool best, bool eval_pending = false) {
+    if (!settings.writes) {
+      checkpoint_step = step;
+      return;
+    }
+    // A new run's first checkpoint appears whole or not at all: weights without the state would
+    // be neither resumable nor a run stopped before its first checkpoint.
+    std::optional<FileGroup> first;
+    if (checkpoint_step < 0) first.emplace();
+    try {
+      write_checkpoint(step, meta, best, eval_pending);
+      if (first) first->commit();
+    } catch (const Error& e) {
+      if (!first) throw;
+      throw Error(std::string(e.what()) + "; the run has no checkpoint, so there is nothing to resume: start it "
+                  "again with " + settings.command + " --out " + out.string() + " --force");
+    }
     checkpoint_step = step;
   };
 
@@ -251,15 +266,21 @@ std::vector<fs::path> run_files_in(const fs::path& dir) {
 std::vector<fs::path> previous_run_files(const fs::path& out, bool force) {
   std::vector<fs::path> previous = run_files_in(out);
   if (!previous.empty() && !force) {
+    DirectoryLock::refuse_in_use(out);  // a run in its first evaluation has no checkpoint yet
     std::string files;
     bool checkpoint = false;
     for (const fs::path& f : previous) {
       files += (files.empty() ? "" : ", ") + f.filename().string();
       checkpoint = checkpoint || f.extension() == ".safetensors";
     }
-    if (!checkpoint)  // config.json and metrics.jsonl alone: a run stopped before its first checkpoint
-      throw Error("--out " + out.string() + " holds a run that was stopped before its first checkpoint (" + files +
-                  "): nothing to resume; start it again with --force, or choose another --out");
+    std::error_code ec;
+    if (!checkpoint)  // config.json and metrics.jsonl alone: a run that ended before its first checkpoint
+      throw Error("--out " + out.string() + " holds a run that ended before its first checkpoint (" + files +
+                  ": it was stopped, or writing the checkpoint failed): nothing to resume; start it again with "
+                  "--force, or choose another --out");
+    if (!fs::exists(out / kResumeFile, ec))  // weights alone: --resume would be refused
+      throw Error("--out " + out.string() + " already holds a model that cannot be resumed (" + files + ", no " +
+                  kResumeFile + "); replace it with --force, or choose another --out");
     throw Error("--out " + out.string() + " already holds a model (" + files + "); continue it with --resume " +
                 out.string() + ", replace it with --force, or choose another --out");
   }

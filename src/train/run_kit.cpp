@@ -38,11 +38,54 @@ void RunKit::open_state() {
     throw Error(control_.resume + ": the training run of " + what + ", not of " + model_kind(kind_).noun + ", which " +
                 command_ + " trains" + (theirs ? "; resume it with " + theirs->trainer + " --resume " + control_.resume : ""));
   }
+  // The same kind from another trainer (translate train's run and translate pretrain's): its
+  // options are not this command's.
+  if (!state_.trainer.empty() && state_.trainer != command_)
+    throw Error(control_.resume + ": the training run of " + state_.trainer + ", not of " + command_ +
+                "; resume it with " + state_.trainer + " --resume " + control_.resume);
 }
 
 std::string RunKit::state_path() const { return state_file_ ? state_file_->path() : control_.resume; }
 
-void RunKit::start(const RunOptions& options, const std::vector<std::string>& own_files) {
+namespace {
+
+// The absolute, normal form of a path, without a trailing slash ("runs/x/" is "runs/x").
+fs::path absolute_form(const fs::path& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(path, ec);
+  if (ec) p = fs::absolute(path, ec).lexically_normal();
+  return p.has_filename() ? p : p.parent_path();
+}
+
+// Names of files, for a message: "a, b and c".
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text;
+}
+
+}  // namespace
+
+void RunKit::refuse_init_from_out(const std::string& init_from) const {
+  if (init_from.empty()) return;
+  const fs::path from = absolute_form(init_from), out = absolute_form(out_);
+  if (from == out || from.parent_path() == out)  // the directory, or a weights file in it
+    throw Error("--init-from " + init_from + ": is in --out " + out_.string() +
+                ", which this run writes: it would replace the model it starts from; choose another --out");
+}
+
+void RunKit::refuse_users_files(const std::vector<std::string>& own_files) const {
+  std::vector<std::string> users;
+  std::error_code ec;
+  for (const std::string& name : own_files)
+    if (fs::exists(out_ / name, ec)) users.push_back(name);
+  if (!users.empty())
+    throw Error("--out " + out_.string() + " holds " + listed(users) + " but no run of " + command_ + ", which writes " +
+                (users.size() == 1 ? "that file" : "those files") + "; potop does not replace files it did not "
+                "write: move " + (users.size() == 1 ? "it" : "them") + ", or choose another --out");
+}
+
+void RunKit::start(const RunOptions& options, const std::vector<std::string>& own_files, const std::string& init_from) {
   options_ = options;
   apply_threads_flag(options.threads);
   if (control_.ranks) {
@@ -57,8 +100,9 @@ void RunKit::start(const RunOptions& options, const std::vector<std::string>& ow
   out_ = options.out;
   if (resuming()) return;
 
+  refuse_init_from_out(init_from);  // before --force is suggested for the model in --out
   previous_ = previous_run_files(out_, control_.force);
-  if (previous_.empty()) return;  // the model's own files alone (a user's train.tsv) are no earlier run
+  if (previous_.empty()) return refuse_users_files(own_files);  // no earlier run wrote them
   std::error_code ec;
   for (const std::string& name : own_files)
     if (fs::exists(out_ / name, ec)) previous_.push_back(out_ / name);
@@ -206,7 +250,7 @@ RunResult RunKit::run(const ModelJob& job, const Tokenizer& tokenizer, const nlo
   steps.save_state = [&](const fs::path& path, TrainState& s) {
     s.adam_steps = optimizer_->steps_taken(), s.sampler = job.sampler_state();
     s.data_hash = data_hash, s.vocab_hash = tokenizer.hash();
-    s.options = options, s.config = config, s.ranks = P;
+    s.options = options, s.config = config, s.ranks = P, s.trainer = command_;
     save_train_state(path, model_->parameters(), header, optimizer_state_, s);
   };
   steps.stop_requested = [&](int steps_done) {

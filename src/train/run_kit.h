@@ -102,8 +102,11 @@ class RunKit {
   // After the options are validated: threads, ranks, the output directory (an earlier run in it
   // is refused without --force; the directory is created once the model is built, so a run
   // refused for its data leaves none). own_files: the files the model writes into its directory
-  // beside every run's (a translation model's train/dev/test.tsv), removed with them.
-  void start(const RunOptions& options, const std::vector<std::string>& own_files = {});
+  // beside every run's (a translation model's train/dev/test.tsv), removed with them; found in an
+  // --out without a run, they are the user's, and refused. init_from: the model a fine-tuning run
+  // starts from, refused when it is in --out, which the run would replace.
+  void start(const RunOptions& options, const std::vector<std::string>& own_files = {},
+             const std::string& init_from = "");
 
   Communicator& comm() { return *comm_; }
   int ranks() const { return comm_->size(); }
@@ -155,6 +158,8 @@ class RunKit {
 
  private:
   void open_state();
+  void refuse_init_from_out(const std::string& init_from) const;
+  void refuse_users_files(const std::vector<std::string>& own_files) const;
   std::string state_path() const;
   void compare_configs(nlohmann::json saved, nlohmann::json now, const std::vector<std::string>& free) const;
   void adopt(std::unique_ptr<Model> model, const MemoryPlan& plan, int replicas, const BatchShape& largest);

@@ -89,6 +89,17 @@ flags)
   RUNNER=as_unprivileged expect_error "output directory read-only" 1 strict "readonly" "not writable" -- \
     train --data "$WORK/text.txt" --out "$WORK/readonly"
   expect_error "allow-data-change without resume" 1 strict "--allow-data-change" -- "${d[@]}" --allow-data-change
+  # --seed: -1 draws one (said, and kept in config.json below 2^53), another negative is refused.
+  expect_error "negative seed" 1 strict "--seed -2" "-1 for a random one" -- "${d[@]}" --seed -2
+  expect_error "seed not a number" 1 strict "--seed 12x" -- "${d[@]}" --seed 12x
+  if "$POTOP" train --data text.txt --out seeded "${TINY[@]}" --steps 1 --seed -1 2>seed.log; then
+    drawn=$(sed -n 's/^seed: \([0-9]*\) (--seed -1: a random one)$/\1/p' seed.log)
+    kept=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["seed"])' seeded/config.json)
+    [ -n "$drawn" ] && [ "$drawn" = "$kept" ] && [ "$kept" -lt 9007199254740992 ] && ok "--seed -1: seed $kept drawn and kept" ||
+      fail "--seed -1: said '$drawn', config.json has $kept"
+  else
+    fail "train --seed -1: $(tail -n 2 seed.log)"
+  fi
   ;;
 model)
   make_run run
@@ -97,6 +108,7 @@ model)
   copy_run run no-vocab && rm no-vocab/vocab.json
   copy_run run no-weights && rm no-weights/latest.safetensors no-weights/best.safetensors
   copy_run run truncated && truncate -s 5000 truncated/best.safetensors
+  copy_run run cut && truncate -s $(( $(stat -c %s run/best.safetensors) - 100 )) cut/best.safetensors
   copy_run run flipped && poke flipped/best.safetensors 20000 '\x55'
   copy_run run foreign && write_foreign foreign/best.safetensors
   copy_run run text && printf 'just some text, not a checkpoint' >text/best.safetensors
@@ -131,6 +143,27 @@ model)
   expect_error "eval text invalid UTF-8" 1 strict "latin.txt" "invalid UTF-8" -- eval --model run --data latin.txt
   expect_error "eval text missing" 1 strict "nope.txt" "not found" -- eval --model run --data nope.txt
   expect_error "eval stride too large" 1 strict "--stride" -- eval --model run --data text.txt --stride 1000
+  # info of a checkpoint cut short (its header whole): listed with the error, and not said to load.
+  "$POTOP" info -m cut >cut.info 2>&1
+  grep -q "best.safetensors .*truncated: its tensors need" cut.info &&
+    grep -q "^they load: nothing: cut/best.safetensors does not load" cut.info && ok "info of a truncated checkpoint" ||
+    fail "info of a truncated checkpoint: $(cat cut.info)"
+  # sample -s -1: a random seed each time; another negative is refused.
+  "$POTOP" sample --model run -n 60 -s -1 --threads 1 >one.txt 2>/dev/null
+  "$POTOP" sample --model run -n 60 -s -1 --threads 1 >two.txt 2>/dev/null
+  [ -s one.txt ] && ! cmp -s one.txt two.txt && ok "sample -s -1 differs run to run" || fail "sample -s -1 twice gave the same text"
+  expect_error "sample with a negative seed" 1 strict "--seed -3" -- sample --model run -s -3
+  # An existing --out of plot and attention is not theirs to replace without --force; their own
+  # default files (loss.svg, attention.html in the model directory) are.
+  printf 'my notes\n' >notes.txt
+  expect_error "plot --out an existing file" 1 strict "--out notes.txt: exists" "--force" -- plot -m run --out notes.txt
+  expect_error "attention --out an existing file" 1 strict "--out notes.txt: exists" "--force" -- \
+    attention -m run -p "pan" --out notes.txt
+  [ "$(cat notes.txt)" = "my notes" ] && ok "notes.txt untouched" || fail "notes.txt was replaced"
+  expect_error "plot --out a model's file, --force" 1 strict "--out run/vocab.json" "a model's directory" -- \
+    plot -m run --out run/vocab.json --force
+  "$POTOP" plot -m run >/dev/null && "$POTOP" plot -m run >/dev/null && "$POTOP" plot -m run --out notes.txt --force >/dev/null &&
+    grep -q '<svg' notes.txt && ok "plot replaces its own loss.svg, and --out with --force" || fail "plot twice, or --force"
   ;;
 resume)
   make_run run

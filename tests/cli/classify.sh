@@ -94,6 +94,15 @@ PY
   else
     fail "classify train --patience: $(cat early.log early2.log)"
   fi
+  # --steps past the end of the linear decay (to 0) says that those steps train at rate 0.
+  cp -r m more
+  steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["steps"])' m/config.json)
+  if "$POTOP" classify train --resume more --steps $((steps + 4)) 2>more.log &&
+      grep -q "note: --steps $((steps + 4)) (the run had $steps): .* the steps after $steps train at learning rate 0" more.log; then
+    ok "classify train --resume past the schedule: $(grep -m1 'note: --steps' more.log)"
+  else
+    fail "classify train --resume past the schedule says nothing of rate 0: $(cat more.log)"
+  fi
   # --force replaces the run; without it the directory is refused.
   expect_error "classify train into a model directory without --force" 1 strict "--out" -- \
     classify train --data train.tsv --dev dev.tsv --out m "${SMALL[@]}" --steps 2
@@ -167,6 +176,13 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   bad "a dev label never seen in training" "unseen.tsv:4: label 'neutral' was never seen in training" train.tsv unseen.tsv
   grep '^good' train.tsv >oneclass.tsv
   bad "one class only" "needs at least two classes" oneclass.tsv dev.tsv
+  # A header, a label with a space at its end and a third column would each be read as data.
+  { printf 'label\ttext\n'; cat train.tsv; } >header.tsv
+  bad "a header line" "header.tsv:1: a header line" header.tsv dev.tsv
+  { head -3 train.tsv; printf 'good \tpan dobry\n'; } >space.tsv
+  bad "a label ending in a space" "space.tsv:4: label 'good ' begins or ends with a space" space.tsv dev.tsv
+  { head -3 train.tsv; printf 'good\t17\tpan dobry\n'; } >columns.tsv
+  bad "a third column" "columns.tsv:4: more than one tab" columns.tsv dev.tsv
   printf 'good\tpan \xC3\x28\n' >utf8.tsv
   bad "invalid UTF-8" "utf8.tsv:1: invalid UTF-8" train.tsv utf8.tsv
   cut -f2 train.tsv >text2.txt
@@ -180,6 +196,10 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "classify train: --init-from a classifier" 1 strict "--init-from words" "a text classifier" -- \
     classify train --data train.tsv --dev dev.tsv --out bad --init-from words --steps 1
   [ ! -e bad ] || fail "classify train: a refused --init-from wrote bad/"
+  cp gpt2/best.safetensors gpt2-best.before
+  expect_error "classify train: --init-from X --out X --force" 1 strict "--init-from gpt2: is in --out gpt2" -- \
+    classify train --data train.tsv --dev dev.tsv --out gpt2 --init-from gpt2 --steps 1 --force
+  cmp -s gpt2/best.safetensors gpt2-best.before || fail "classify train --init-from gpt2 --out gpt2 --force changed gpt2"
   expect_error "classify eval: a label never seen in training" 1 strict "unseen.tsv:4: label 'neutral'" -- \
     classify eval -m words --data unseen.tsv
   printf 'pan\n\nzły\n' >gap.txt

@@ -2,7 +2,8 @@
 # One writer per model directory: while a `potop train` runs into DIR, `train --force` and
 # `train --resume` into DIR (and `bow train --force`) are refused in one line naming the process,
 # and nothing of the running model changes; readers (`sample`, `info`) keep working; a run killed
-# with SIGKILL leaves no lock behind.
+# with SIGKILL leaves no lock behind; a run in its first evaluation, without a checkpoint yet, is
+# in use too.
 POTOP=$1
 source "$(dirname "$0")/lib.sh"
 
@@ -39,14 +40,33 @@ grep -q "resuming m at step" resume.log && ok "a run killed with SIGKILL leaves 
   fail "resume after SIGKILL: $(cat resume.log)"
 kill -KILL "$RESUMED" 2>/dev/null; wait "$RESUMED" 2>/dev/null || true
 
+# A run in its first evaluation (a long one: --eval-iters 100000) has no checkpoint yet, but it is
+# running: --resume and a new run say that it is in use, not that it was stopped.
+"$POTOP" train --data corpus.txt --out busy --steps 10 --n-layer 2 --n-head 2 --n-embd 32 --block-size 32 --batch-size 8 \
+  --threads 1 --eval-iters 100000 >busy.log 2>&1 &
+BUSY=$!
+for _ in $(seq 1 300); do
+  [ -s busy/.potop-lock ] && [ -f busy/config.json ] && break
+  sleep 0.1
+done
+busy_use="busy is in use by process $BUSY (potop train, started "
+if [ -e busy/resume.safetensors ] || ! kill -0 "$BUSY"; then
+  fail "the run was not in its first evaluation: $(ls busy) $(cat busy.log)"
+else
+  expect_error "--resume of a run in its first evaluation" 1 strict "$busy_use" -- train --resume busy
+  expect_error "a new run into a run in its first evaluation" 1 strict "$busy_use" -- \
+    train --data corpus.txt --out busy --steps 2 "${TINY[@]}"
+fi
+kill -KILL "$BUSY" 2>/dev/null; wait "$BUSY" 2>/dev/null || true
+
 # A run killed before its first checkpoint leaves config.json, the tokenizer and metrics.jsonl:
 # both --resume and a new run say so, and --force starts it again.
 "$POTOP" train --data corpus.txt --out early --steps 2 --eval-interval 2 "${TINY[@]}" 2>/dev/null || fail "train early"
 rm -f early/*.safetensors
 expect_error "--resume of a run stopped before its first checkpoint" 1 strict \
-  "early: its run was stopped before its first checkpoint, so there is nothing to resume" \
+  "early: its run ended before its first checkpoint (it was stopped, or writing the checkpoint failed), so there is nothing to resume" \
   "potop train --out early --force" -- train --resume early
-expect_error "a new run into it" 1 strict "--out early holds a run that was stopped before its first checkpoint" \
+expect_error "a new run into it" 1 strict "--out early holds a run that ended before its first checkpoint" \
   "--force" -- train --data corpus.txt --out early --steps 2 "${TINY[@]}"
 "$POTOP" train --data corpus.txt --out early --steps 2 --eval-interval 2 --force "${TINY[@]}" 2>/dev/null &&
   [ -s early/best.safetensors ] && ok "--force starts it again" || fail "--force after an early stop"

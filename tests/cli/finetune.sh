@@ -35,6 +35,14 @@ expect_error "fine-tuning with another shape" 1 strict "--init-from base: cannot
 expect_error "--tokenizer with --init-from" 1 strict "--tokenizer" "--init-from" -- \
   train --init-from base --tokenizer base --data new.txt --out ft4
 expect_error "--init-from on resume" 1 strict "--init-from starts a new run" -- train --resume ft --init-from base
+# --out naming the model it starts from: even --force does not replace it (nor one of its files).
+cp base/best.safetensors base-best.before
+expect_error "--init-from X --out X --force" 1 strict "--init-from base: is in --out base" "choose another --out" -- \
+  train --init-from base --data new.txt --out base --force "${TINY[@]}" --steps 4
+expect_error "--init-from X/best.safetensors --out X --force" 1 strict "--init-from base/best.safetensors: is in --out base/" -- \
+  train --init-from base/best.safetensors --data new.txt --out base/ --force "${TINY[@]}" --steps 4
+cmp -s base/best.safetensors base-best.before && [ -f base/resume.safetensors ] && ok "the base model is untouched" ||
+  fail "the base model changed: $(ls base)"
 expect_error "--init-from a missing model" 1 strict "nowhere" "does not exist" -- train --init-from nowhere --data new.txt --out ft5
 
 # --tokenizer: a new model with a given vocabulary (here a model directory's).

@@ -66,6 +66,19 @@ if "$POTOP" translate train --data pairs.tsv --out tr --steps 2 "${TINY_TRANSLAT
 else
   fail "translate train exited non-zero: $(tail -n 1 tr.log)"
 fi
+# An existing --out is not export's to replace: refused without --force; a model's own file (here
+# its best.safetensors) is refused even with it.
+printf 'my notes\n' >notes.txt
+cp char/best.safetensors char-best.before
+expect_error "export --out an existing file" 1 strict "--out notes.txt: exists" "--force" -- \
+  export -m char --format gguf --out notes.txt
+[ "$(cat notes.txt)" = "my notes" ] && ok "export: notes.txt untouched" || fail "export replaced notes.txt"
+expect_error "export --out a model's file, --force" 1 strict "--out char/best.safetensors" "a model's directory" -- \
+  export -m char --format gguf --out char/best.safetensors --force
+cmp -s char/best.safetensors char-best.before && "$POTOP" sample -m char -n 5 >/dev/null 2>&1 &&
+  ok "export: the model's best.safetensors untouched, the model loads" || fail "export replaced char/best.safetensors"
+"$POTOP" export -m char --format gguf --out notes.txt --force 2>/dev/null && [ "$(head -c 4 notes.txt)" = GGUF ] &&
+  ok "export --force replaces a file outside a model directory" || fail "export --force over notes.txt"
 expect_error "export without -m" 2 strict "--model" -- export --format gguf --out x.gguf
 expect_error "export --format hf --type q8_0" 1 strict "--type q8_0" "float32 weights only" -- \
   export -m char --format hf --type q8_0 --out hf-q8

@@ -104,7 +104,32 @@ expect_error "--init-from with another shape" 1 log "--n-embd 64" "the model has
   translate train "${FT[@]}" --init-from pre --n-embd 64 --out bad9
 expect_error "--init-from on --resume" 1 log "--init-from" "new run" -- translate train --resume ft --init-from pre --steps 40
 expect_error "--init-from a missing directory" 1 log "nowhere" -- translate train "${FT[@]}" --init-from nowhere --out bad10
-for d in bad7 bad8 bad9 bad10; do [ -e "$d" ] && fail "refused fine-tuning left $d behind"; done
+# --out naming the model it starts from, even with --force; --vocab-size with a model's tokenizer.
+cp pre/best.safetensors pre-best.before
+expect_error "--init-from X --out X --force" 1 strict "--init-from pre: is in --out pre" "choose another --out" -- \
+  translate train "${FT[@]}" --init-from pre --out pre --force --steps 2
+cmp -s pre/best.safetensors pre-best.before && [ ! -e pre/train.tsv ] && ok "the pre-trained model is untouched" ||
+  fail "translate train --init-from pre --out pre --force changed pre: $(ls pre)"
+expect_error "--vocab-size with --init-from" 1 strict "--vocab-size" "--init-from pre" "drop the flag" -- \
+  translate train "${FT[@]}" --init-from pre --vocab-size 500 --out bad11
+# Resuming with the other encoder-decoder trainer names the one that trained it.
+expect_error "translate pretrain --resume of a translation run" 1 strict \
+  "ft: the training run of potop translate train, not of potop translate pretrain" "potop translate train --resume ft" -- \
+  translate pretrain --resume ft --steps 40
+expect_error "translate train --resume of a pre-training run" 1 strict \
+  "pre: the training run of potop translate pretrain" "potop translate pretrain --resume pre" -- \
+  translate train --resume pre --steps 80
+# A char or word tokenizer would turn what it has not seen into other tokens, silently.
+"$POTOP" tokenizer train --kind char --data both.txt --out chars >/dev/null 2>&1 || fail "tokenizer train --kind char"
+"$POTOP" tokenizer train --kind word --data both.txt --out words >/dev/null 2>&1 || fail "tokenizer train --kind word"
+expect_error "pretrain with a char tokenizer" 1 strict "--tokenizer chars: a char tokenizer" "bpe or unigram" -- \
+  translate pretrain --data text.txt --tokenizer chars --out bad12 --steps 2
+expect_error "translate train with a word tokenizer" 1 strict "--tokenizer words: a word tokenizer" "bpe or unigram" -- \
+  translate train "${FT[@]}" --tokenizer words --out bad13 --steps 2
+# eval of a pre-trained model: no pairs to score, said in one line.
+expect_error "eval of a T5 pre-trained model" 1 strict "-m pre: a T5 pre-trained model" "translate train --init-from pre" -- \
+  eval -m pre
+for d in bad7 bad8 bad9 bad10 bad11 bad12 bad13; do [ -e "$d" ] && fail "refused fine-tuning left $d behind"; done
 ok "refused fine-tuning runs wrote nothing"
 
 finish

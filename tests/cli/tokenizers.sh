@@ -166,6 +166,11 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   "$POTOP" tokenizer train --kind byte --out slash/ 2>/dev/null && "$POTOP" tokenizer train --kind byte --out slash/ --force 2>/dev/null &&
     [ -f slash/tokenizer.json ] && [ -z "$(ls -A slash | grep -v tokenizer.json)" ] && ok "--out with a trailing slash" ||
     fail "--out slash/: $(ls -A . slash)"
+  # A model's directory holds its tokenizer's files, but --force does not replace the model.
+  mkdir -p model && printf '{"kind": "gpt"}\n' >model/config.json
+  expect_error "--force onto a model's directory" 1 strict "--out model: a model's directory" -- \
+    tokenizer train --kind byte --out model --force
+  [ "$(ls model)" = config.json ] && ok "the model's directory is left as it was" || fail "model/ changed: $(ls model)"
   [ -z "$(ls -A . | grep '\.tmp-\|\.old-')" ] && ok "no staging directories left behind" || fail "left behind: $(ls -A)"
 fi
 finish

@@ -90,6 +90,18 @@ printf 'a\tb\n\xff\xfe\tc\n' >utf8.tsv
 expect_error "invalid UTF-8" 1 log "utf8.tsv:2" "invalid UTF-8" -- translate train --data utf8.tsv --out b3 "${TOY[@]}" "${FLAT_LR[@]}" "${DIR[@]}" "${SPLIT[@]}"
 expect_error "source column not in --columns" 1 log "--source de" -- \
   translate train --data pairs.tsv --out b4 "${TOY[@]}" "${FLAT_LR[@]}" "${SPLIT[@]}" --source de --target rev
+# A user's file where a run writes its own: train.tsv in a directory without a run is the user's,
+# refused with or without --force; an existing --out of translate attention needs --force.
+mkdir mine && printf 'my own\tpairs\n' >mine/train.tsv && cp mine/train.tsv mine.before
+expect_error "train.tsv of the user in --out" 1 strict "--out mine holds train.tsv" "move it" -- \
+  translate train --data pairs.tsv --out mine "${TOY[@]}" "${DIR[@]}" "${SPLIT[@]}" --steps 1
+expect_error "train.tsv of the user in --out, --force" 1 strict "--out mine holds train.tsv" -- \
+  translate train --data pairs.tsv --out mine "${TOY[@]}" "${DIR[@]}" "${SPLIT[@]}" --steps 1 --force
+cmp -s mine/train.tsv mine.before && [ "$(ls mine)" = train.tsv ] && ok "the user's train.tsv is untouched" ||
+  fail "mine/ changed: $(ls mine)"
+expect_error "translate attention --out an existing file" 1 strict "--out mine/train.tsv: exists" "--force" -- \
+  translate attention --model m --text "kot pies" --out mine/train.tsv
+cmp -s mine/train.tsv mine.before || fail "translate attention replaced mine/train.tsv"
 mkdir gpt && printf '{"kind": "gpt", "model": {}}\n' >gpt/config.json
 expect_error "decoder-only model given to translate" 1 strict "decoder-only" "potop sample" -- translate --model gpt
 expect_error "translation model given to sample" 1 log "translation model" "potop translate" -- sample --model m

@@ -34,10 +34,20 @@ training)
     fail "--force did not start a new run: $(tail -n 2 force.log)"
 
   # Training longer keeps the schedule: after the original end the rate stays at --min-lr.
-  train --out sched --steps 30 --eval-interval 10 --lr 1e-2 --min-lr 1e-3 --warmup 5 2>/dev/null
+  train --out sched --steps 30 --eval-interval 10 --lr 1e-2 --min-lr 1e-3 --warmup 5 --keep 10 2>/dev/null
+  cp -r sched shorter
   "$POTOP" train --resume sched --steps 40 2>resume.log
-  grep -q "keeps the run's schedule" resume.log && ok "resuming with more --steps says the schedule is kept" ||
-    fail "no note about the schedule: $(cat resume.log)"
+  grep -q "keeps the run.s schedule: it is at --min-lr 0.001 since step 30 and stays there to step 40" resume.log &&
+    ok "resuming with more --steps says the schedule is kept" || fail "no note about the schedule: $(cat resume.log)"
+  # The note tells a shorter run, and a run still warming up (the default --warmup 100), as they are.
+  "$POTOP" train --resume shorter/step-000010.safetensors --steps 20 2>shorter.log
+  grep -q "note: --steps 20 (the run had 30): .* decays to --min-lr 0.001 by step 30; this shorter run stops before that, at learning rate 0.00[0-9]*" shorter.log &&
+    ok "a shorter resumed run: $(grep -m1 'note: --steps' shorter.log)" || fail "shorter run's note: $(cat shorter.log)"
+  train --out warm --steps 20 --eval-interval 10 2>/dev/null
+  "$POTOP" train --resume warm --steps 40 2>warm.log
+  grep -q "note: --steps 40 (the run had 20): .* it is still warming up (to --lr 0.001 at step 100), and this run ends first" warm.log &&
+    ! grep -q "by step 20" warm.log && ok "a run still warming up: $(grep -m1 'note: --steps' warm.log)" ||
+    fail "warming-up run's note: $(cat warm.log)"
   bad=$(field sched lr | awk '$1 > 30 && ($2 < 0.00099 || $2 > 0.00101)')
   [ -z "$bad" ] && ok "steps 31..40 run at --min-lr" || fail "the rate left --min-lr after step 30: $bad"
   "$POTOP" train --resume sched --steps 50 --lr-decay-steps 50 2>/dev/null

@@ -2,7 +2,8 @@
 # A checkpoint write that fails midway (a file-size limit, as a full disk would) or cannot
 # start (a read-only directory) stops training with an error naming the file, and leaves the
 # previous checkpoint intact and resumable: the run then finishes exactly like one whose writes
-# never failed (a 60-step run resumed to 120 steps).
+# never failed (a 60-step run resumed to 120 steps). A new run's first checkpoint that fails
+# leaves none of its files, and what follows says to start again with --force.
 #   write_failure.sh <potop>
 POTOP=$1
 source "$(dirname "$0")/lib.sh"
@@ -51,4 +52,26 @@ grep -q 'resuming run at step 60 of 120' resume.log && ok "resumed from step 60"
 diff <(losses reference) <(losses run) >/dev/null && ok "losses identical to a run without failed writes" ||
   fail "losses differ from a run without failed writes"
 cmp -s reference/latest.safetensors run/latest.safetensors && ok "final weights identical" || fail "final weights differ"
+
+# 4. The same limit at a new run's first checkpoint (step 0): its weights fit, its state does not.
+#    None of the checkpoint's files appears, and the error, --resume and a new run all say that
+#    there is nothing to resume and that --force starts again.
+rc=0
+( ulimit -f "$limit"; exec "$POTOP" train "${ARGS[@]}" --steps 60 --out first ) 2>first.log || rc=$?
+err=$(tail -n 1 first.log)
+[ "$rc" = 1 ] && [[ "$err" == *"first/resume.safetensors: write failed: File too large"*"nothing to resume"*"--out first --force" ]] &&
+  ok "a failed first checkpoint: $err" || fail "a failed first checkpoint: exit code $rc: $err"
+[ -z "$(ls first | grep -e '\.safetensors' -e '\.tmp-' || true)" ] && ok "none of its files appeared" ||
+  fail "a failed first checkpoint left: $(ls first)"
+expect_error "--resume after a failed first checkpoint" 1 strict "first: its run ended before its first checkpoint" \
+  "writing the checkpoint failed" "potop train --out first --force" -- train --resume first
+expect_error "a new run after a failed first checkpoint" 1 strict \
+  "--out first holds a run that ended before its first checkpoint" "writing the checkpoint failed" "--force" -- \
+  train "${ARGS[@]}" --steps 60 --out first
+# What an older potop left at such a failure: latest.safetensors alone.
+cp -r run older && rm older/best.safetensors older/resume.safetensors
+expect_error "--resume of latest.safetensors alone" 1 strict "older: its first checkpoint was not completely written" \
+  "full disk" "--out older --force" -- train --resume older
+expect_error "a new run into latest.safetensors alone" 1 strict "--out older already holds a model that cannot be resumed" \
+  "--force" -- train "${ARGS[@]}" --steps 60 --out older
 finish

@@ -75,7 +75,7 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
     if (!control.was_given("lr") && options.init_from.empty()) options.lr = kFromScratchLr;
   }
   validate(options);
-  kit.start(options);
+  kit.start(options, {}, options.init_from);
 
   std::unique_ptr<Tokenizer> tokenizer =
       kit.resuming() ? kit.resumed_tokenizer() : classifier_tokenizer(options, init ? &*init : nullptr, train.examples);

@@ -4,9 +4,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/arena.h"
+#include "core/error.h"
 #include "train/evaluate.h"
 
 namespace potop {
+
+std::unique_ptr<Tokenizer> subword_tokenizer(const std::string& dir) {
+  std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_dir(dir);
+  if (tokenizer->kind() != "bpe" && tokenizer->kind() != "unigram")
+    throw Error("--tokenizer " + dir + ": a " + tokenizer->kind() + " tokenizer; an encoder-decoder takes a bpe or "
+                "unigram one (potop tokenizer train --kind bpe), whose pieces cover any text");
+  return tokenizer;
+}
 
 int sentinels_of_run(const RunKit& kit, int fresh) {
   return kit.resuming() ? kit.state().config.value("sentinels", 0) : fresh;

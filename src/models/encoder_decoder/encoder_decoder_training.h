@@ -16,6 +16,11 @@
 
 namespace potop {
 
+// The --tokenizer directory of a new run: a SentencePiece one (bpe or unigram), whose pieces cover
+// any text. Another kind is refused: a char tokenizer has no <pad>, <bos>, <eos> or <unk> (their
+// ids are characters), and a word tokenizer would turn every unseen word into <unk> silently.
+std::unique_ptr<Tokenizer> subword_tokenizer(const std::string& dir);
+
 // The sentinels of the run's model: those saved with a resumed run's config, else `fresh`.
 int sentinels_of_run(const RunKit& kit, int fresh);
 

@@ -73,7 +73,7 @@ RunResult pretrain_encoder_decoder(const PretrainOptions& requested, std::FILE* 
   validate(options);
   kit.start(options);
   const std::unique_ptr<Tokenizer> tokenizer =
-      kit.resuming() ? kit.resumed_tokenizer() : load_tokenizer_dir(options.tokenizer);
+      kit.resuming() ? kit.resumed_tokenizer() : subword_tokenizer(options.tokenizer);
   const PretrainText text = read_text(options, *tokenizer);
   std::string names;
   for (const std::string& f : options.data_files()) names += (names.empty() ? "" : ", ") + f;
@@ -104,7 +104,7 @@ RunResult pretrain_encoder_decoder(const PretrainOptions& requested, std::FILE* 
   ModelJob job = encoder_decoder_job(
       config, [&](long k, Batch& b) { batches.fill(k, b); }, batches.target_tokens_per_batch(),
       std::to_string(B) + " chunks of up to " + std::to_string(options.chunk_length()) + " tokens", options.seed,
-      [&](const nlohmann::json& saved) { save_translation_files(options.out, config, *tokenizer, "text", "spans", saved); });
+      [&](const nlohmann::json& saved) { save_translation_files(options.out, config, *tokenizer, kSpanSource, kSpanTarget, saved); });
   job.evaluate = [&](int, const std::function<bool()>& stop) -> std::optional<Evaluation> {
     const int n = std::min({options.eval_iters, batches.size(), dev_batches.size()});
     const std::optional<float> train_loss =

@@ -30,6 +30,8 @@ TranslationModel as_translation_model(LoadedModel&& loaded) {
   return out;
 }
 
+bool TranslationModel::pretrained_on_spans() const { return source == kSpanSource && target == kSpanTarget; }
+
 bool source_is_first_column(const TranslationModel& m, std::string columns, const std::string& data) {
   if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
   const size_t comma = columns.find(',');

@@ -28,7 +28,13 @@ void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& con
 
 struct TranslationModel : LoadedAs<EncoderDecoder, EncoderDecoderConfig> {
   std::string source, target;  // languages ("?" for a lone weights file, which does not say)
+  // A T5 pre-trained model (translate pretrain's): text to its masked spans, no languages.
+  bool pretrained_on_spans() const;
 };
+
+// The "languages" translate pretrain writes in config.json: plain text in, masked spans out.
+inline constexpr const char* kSpanSource = "text";
+inline constexpr const char* kSpanTarget = "spans";
 
 // Whether the model's source language is the first column of a pairs file whose columns are
 // `columns` ("en,pl"; empty: those of the data the model was trained on, its training "columns").

@@ -181,7 +181,13 @@ struct Start {
 // shape (options.model becomes it, flags that would change it refused) and its weights;
 // otherwise --tokenizer, or a BPE learned from the training pairs.
 Start new_start(TranslationOptions& options, const std::vector<std::string>& given, const PairSplit& split) {
-  std::unique_ptr<Tokenizer> named = options.tokenizer.empty() ? nullptr : load_tokenizer_dir(options.tokenizer);
+  // --vocab-size sizes the BPE learned from the pairs: with a tokenizer given, it would be ignored.
+  if (std::find(given.begin(), given.end(), "vocab-size") != given.end() &&
+      (!options.init_from.empty() || !options.tokenizer.empty()))
+    throw Error("--vocab-size: the vocabulary is that of " +
+                (options.init_from.empty() ? "--tokenizer " + options.tokenizer : "--init-from " + options.init_from) +
+                "; --vocab-size sizes the BPE learned from the pairs without one, so drop the flag");
+  std::unique_ptr<Tokenizer> named = options.tokenizer.empty() ? nullptr : subword_tokenizer(options.tokenizer);
   if (options.init_from.empty()) return {named ? std::move(named) : shared_bpe(options, split), nullptr, 0, ""};
   TranslationModel base = load_translation_model(options.init_from);
   refuse_quantized(base.metadata, "--init-from " + options.init_from, "fine-tuning");
@@ -204,7 +210,7 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   exact_sizes_where_asked(options, kit.control(), kit.resuming() ? &kit.state().options : nullptr);
   validate(options);
   const Side side = sides(options);
-  kit.start(options, {"train.tsv", "dev.tsv", "test.tsv"});
+  kit.start(options, {"train.tsv", "dev.tsv", "test.tsv"}, options.init_from);
   // Data: pairs, the split (the same for both directions), the tokenizer.
   const PairFile file = read_pairs(options.data, options.bad_lines);
   if (file.skipped > 0)
@@ -255,12 +261,13 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
       config, [&](long k, Batch& b) { batches.fill(k, b); }, batches.target_tokens() / batches.size(),
       "about " + std::to_string(options.batch_tokens) + " padded tokens (--batch-tokens)", options.seed,
       [&](const nlohmann::json& saved) {
+        // config.json first: split files without it would look like the user's to the next run.
+        save_translation_files(options.out, config, tokenizer, options.source, options.target, saved);
         if (!kit.resuming()) {
           write_pairs(fs::path(options.out) / "train.tsv", split.train);
           write_pairs(fs::path(options.out) / "dev.tsv", split.dev);
           write_pairs(fs::path(options.out) / "test.tsv", split.test);
         }
-        save_translation_files(options.out, config, tokenizer, options.source, options.target, saved);
       });
   const DevSentences dev_sentences = dev_sentences_of(options, split, side, tokenizer);
   job.evaluate = [&](int, const std::function<bool()>& stop) {

@@ -17,7 +17,7 @@ TrainResult train(const TrainOptions& requested, std::FILE* log, const RunContro
   RunKit kit(control, "gpt", "potop train", log);
   TrainOptions options = kit.resume(requested);
   validate(options);
-  kit.start(options);
+  kit.start(options, {}, options.init_from);
   std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned
   TokenData data = load_token_data(options, requested, kit, [&] {
     base.emplace(load_gpt_dir(options.init_from));
