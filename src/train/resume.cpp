@@ -19,13 +19,15 @@ std::string number(double v) {
   return text;
 }
 
-// What --steps N does to the rate of a resumed run that keeps its schedule, whose decay ends at
-// step `end`, resumed at step `from`: told in the rates it will use, for a longer or a shorter
-// run, still warming up or not.
-std::string kept_schedule_note(const RunOptions& run, int from, int end) {
+// What --steps N does to the rate of a resumed run of `had` steps that keeps its schedule, resumed
+// at step `from`: told in the rates it will use (its decay ends at run.decay_steps()), for a
+// longer or a shorter run, still warming up or not.
+std::string kept_schedule_note(const RunOptions& run, int from, int had) {
+  const int end = run.decay_steps();
   const std::string n = std::to_string(run.steps), e = std::to_string(end), w = std::to_string(run.warmup);
   const std::string min_lr = "--min-lr " + number(run.min_lr), last = number(run.schedule(1).at(run.steps - 1));
-  std::string note = "--steps " + n + " (the run had " + e + "): the learning rate keeps the run's schedule: ";
+  std::string note = "--steps " + n + " (the run had " + std::to_string(had) + "): the learning rate keeps the run's "
+                     "schedule: ";
   if (from < run.warmup) {
     note += "it is still warming up (to --lr " + number(run.lr) + " at step " + w + ")";
     if (run.steps <= run.warmup) return note + ", and this run ends first, at learning rate " + last;
@@ -33,8 +35,9 @@ std::string kept_schedule_note(const RunOptions& run, int from, int end) {
   } else {
     note += from >= end ? "it is at " + min_lr + " since step " + e : "it decays to " + min_lr + " by step " + e;
   }
+  if (run.steps == end) return note + ", where this run ends";
   if (run.steps < end)
-    return note + "; this shorter run stops before that, at learning rate " + last + " (pass --lr-decay-steps " + n +
+    return note + "; this run stops before that, at learning rate " + last + " (pass --lr-decay-steps " + n +
            " to end the decay by step " + n + ")";
   note += " and stays there to step " + n;
   if (run.min_lr == 0) note += ", so the steps after " + e + " train at learning rate 0 and change nothing";
@@ -76,11 +79,11 @@ void merge_resumed_options(const std::vector<Field>& merged, const std::vector<F
     if (differs(name, item)) notes.push_back(item + ": the losses will differ from an uninterrupted run");
   // More --steps extends the run on the schedule it had: the learning rate finishes its decay
   // where it was going to, and stays at --min-lr after (nanoGPT's lr_decay_iters < max_iters).
-  // Only --lr-decay-steps stretches the decay.
+  // Only --lr-decay-steps stretches the decay. The note says what that means for this run, also
+  // when the decay's end was fixed before (an earlier resume, or --lr-decay-steps).
   const int saved_steps = before.value("steps", run.steps), saved_decay = before.value("lr_decay_steps", 0);
-  if (control.was_given("steps") && !control.was_given("lr-decay-steps") && run.steps != saved_steps &&
-      saved_decay == 0) {
-    run.lr_decay_steps = saved_steps;
+  if (control.was_given("steps") && !control.was_given("lr-decay-steps") && run.steps != saved_steps) {
+    if (saved_decay == 0) run.lr_decay_steps = saved_steps;
     if (run.lr_schedule != LrShape::kNoam) notes.push_back(kept_schedule_note(run, saved_step, saved_steps));
   }
   std::error_code ec;

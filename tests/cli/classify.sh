@@ -98,7 +98,7 @@ PY
   cp -r m more
   steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["steps"])' m/config.json)
   if "$POTOP" classify train --resume more --steps $((steps + 4)) 2>more.log &&
-      grep -q "note: --steps $((steps + 4)) (the run had $steps): .* the steps after $steps train at learning rate 0" more.log; then
+      grep -q "note: --steps $((steps + 4)) (the run had $steps): .* train at learning rate 0 and change nothing" more.log; then
     ok "classify train --resume past the schedule: $(grep -m1 'note: --steps' more.log)"
   else
     fail "classify train --resume past the schedule says nothing of rate 0: $(cat more.log)"

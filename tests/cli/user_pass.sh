@@ -41,7 +41,7 @@ training)
     ok "resuming with more --steps says the schedule is kept" || fail "no note about the schedule: $(cat resume.log)"
   # The note tells a shorter run, and a run still warming up (the default --warmup 100), as they are.
   "$POTOP" train --resume shorter/step-000010.safetensors --steps 20 2>shorter.log
-  grep -q "note: --steps 20 (the run had 30): .* decays to --min-lr 0.001 by step 30; this shorter run stops before that, at learning rate 0.00[0-9]*" shorter.log &&
+  grep -q "note: --steps 20 (the run had 30): .* decays to --min-lr 0.001 by step 30; this run stops before that, at learning rate 0.00[0-9]*" shorter.log &&
     ok "a shorter resumed run: $(grep -m1 'note: --steps' shorter.log)" || fail "shorter run's note: $(cat shorter.log)"
   train --out warm --steps 20 --eval-interval 10 2>/dev/null
   "$POTOP" train --resume warm --steps 40 2>warm.log

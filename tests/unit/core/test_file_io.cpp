@@ -193,5 +193,53 @@ TEST(FileIo, EnsureWritableDirectory) {
   }
 }
 
+TEST(FileIo, FileGroupAppearsWholeOrNotAtAll) {
+  const testing::TempDir dir("fileio_group");
+  {  // committed: every file, in place, no temporary left
+    FileGroup group;
+    write_file_atomic(dir / "a.bin", std::string_view("a"));
+    write_file_atomic(dir / "b.bin", std::string_view("b"));
+    EXPECT_EQ(entries_of(dir).size(), 2u);  // temporaries only, until the commit
+    EXPECT_FALSE(fs::exists(dir / "a.bin"));
+    group.commit();
+  }
+  EXPECT_EQ(read_file(dir / "a.bin"), "a");
+  EXPECT_EQ(read_file(dir / "b.bin"), "b");
+  EXPECT_EQ(entries_of(dir), (std::vector<std::string>{"a.bin", "b.bin"}));
+  // The second write fails: the first, written, does not appear either; the old files stay.
+  EXPECT_THROW(
+      {
+        FileGroup group;
+        write_file_atomic(dir / "a.bin", std::string_view("new a"));
+        write_file_atomic(dir / "b.bin", [](FileSink&) { throw Error("no space"); });
+        group.commit();
+      },
+      Error);
+  EXPECT_EQ(read_file(dir / "a.bin"), "a");
+  EXPECT_EQ(entries_of(dir), (std::vector<std::string>{"a.bin", "b.bin"}));
+  write_file_atomic(dir / "c.bin", std::string_view("c"));  // after the group: written at once
+  EXPECT_EQ(read_file(dir / "c.bin"), "c");
+}
+
+TEST(FileIo, CheckOutputFileRefusesWhatItMayNotReplace) {
+  const testing::TempDir dir("fileio_output");
+  write_file_atomic(dir / "notes.txt", std::string_view("mine"));
+  check_output_file(dir / "new.gguf", "--out", false);   // a new file: fine
+  check_output_file(dir / "notes.txt", "--out", true);   // --force: fine
+  auto msg = testing::error_message([&] { check_output_file(dir / "notes.txt", "--out", false); });
+  EXPECT_NE(msg.find("--out " + (dir / "notes.txt").string() + ": exists; replace it with --force"), std::string::npos)
+      << msg;
+  fs::create_directory(dir / "model");
+  write_file_atomic(dir / "model" / "config.json", std::string_view("{}"));
+  write_file_atomic(dir / "model" / "best.safetensors", std::string_view("x"));
+  msg = testing::error_message([&] { check_output_file(dir / "model" / "best.safetensors", "--out", true); });
+  EXPECT_NE(msg.find("a model's directory"), std::string::npos) << msg;
+  check_output_file(dir / "model" / "new.gguf", "--out", false);  // a new file beside a model: fine
+  msg = testing::error_message([&] { check_output_file(dir / "model", "--out", true); });
+  EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
+  msg = testing::error_message([&] { check_output_file(dir / "missing" / "x.gguf", "--out", false); });
+  EXPECT_NE(msg.find("does not exist"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace potop

@@ -1,5 +1,5 @@
 // The label<TAB>text reader of classifiers (data/labelled_text.h): what it accepts (CRLF, a BOM,
-// empty lines, tabs in the text) and every line it refuses, by file and line.
+// empty lines) and every line it refuses, by file and line.
 #include "data/labelled_text.h"
 
 #include <gtest/gtest.h>
@@ -19,13 +19,13 @@ std::string error_of(const testing::TempDir& dir, const std::string& bytes) {
   return testing::error_message([&] { read(dir, bytes); });
 }
 
-TEST(LabelledText, ReadsLinesWithCrlfBomEmptyLinesAndTabsInTheText) {
+TEST(LabelledText, ReadsLinesWithCrlfBomAndEmptyLines) {
   const testing::TempDir dir("tsv_ok");
-  const auto e = read(dir, "\xEF\xBB\xBFpos\tgood film\r\n\r\nneg\tbad\tfilm\n\nneg\tżle\n");
+  const auto e = read(dir, "\xEF\xBB\xBFpos\tgood film\r\n\r\nneg\tbad film \n\nneg\tżle\n");
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].label, "pos");
   EXPECT_EQ(e[0].text, "good film");
-  EXPECT_EQ(e[1].text, "bad\tfilm");
+  EXPECT_EQ(e[1].text, "bad film ");
   EXPECT_EQ(e[1].line, 3);
   EXPECT_EQ(e[2].text, "żle");
   EXPECT_EQ(e[2].line, 5);
@@ -40,6 +40,14 @@ TEST(LabelledText, RefusesBadLinesNamingFileAndLine) {
   EXPECT_EQ(error_of(dir, "\tsome text\n"), f + ":1: empty label: expected label<TAB>text");
   EXPECT_NE(error_of(dir, "pos\tok\nneg\tbad \xC3\x28\n").find(f + ":2: invalid UTF-8"), std::string::npos);
   EXPECT_EQ(error_of(dir, "\n\r\n\n"), f + ": no examples (expected label<TAB>text lines)");
+  // What would be read as data: a third column, a label's space (another class), a header.
+  EXPECT_EQ(error_of(dir, "pos\tok\nneg\t17\tbad film\n"),
+            f + ":2: more than one tab: expected label<TAB>text (a tab in the text: replace it with a space)");
+  EXPECT_NE(error_of(dir, "pos\tok\nneg \tbad\n").find(f + ":2: label 'neg ' begins or ends with a space"),
+            std::string::npos);
+  EXPECT_NE(error_of(dir, "\nlabel\ttext\npos\tok\n").find(f + ":2: a header line ('label'<TAB>'text')"),
+            std::string::npos);
+  EXPECT_EQ(read(dir, "pos\tok\nlabel\tthe word label\n").size(), 2u);  // a class named "label", past line 1
 }
 
 TEST(LabelledText, ClassesAreTheSortedTrainingLabels) {
