@@ -130,7 +130,9 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   expect_error "directory that is no tokenizer" 1 strict "emptydir" "not a tokenizer directory" -- tokenizer encode --tokenizer emptydir
   expect_error "unknown kind" 1 strict "foreign" "unknown tokenizer kind 'wordpiece'" -- tokenizer encode --tokenizer foreign
   expect_error "tokenizer.json without a kind" 1 strict "nokind/tokenizer.json" "no \"kind\"" -- tokenizer decode --tokenizer nokind
-  expect_error "corrupt .model" 1 strict "corrupt/tokenizer.model" "not a SentencePiece model" -- tokenizer encode --tokenizer corrupt
+  expect_error "corrupt .model" 1 strict "corrupt/tokenizer.model" "not a SentencePiece model (it does not parse as one)" -- \
+    tokenizer encode --tokenizer corrupt
+  grep -q '\.cc(' "$WORK/stderr" && fail "corrupt .model: the message shows SentencePiece's source: $(cat "$WORK/stderr")"
   expect_error "train --tokenizer corrupt" 1 strict "corrupt/tokenizer.model" -- train --data train.txt --tokenizer corrupt --out m-bad
   expect_error "import of a corrupt model" 1 strict "junk.model" "not a SentencePiece model" -- tokenizer import --model junk.model --out imp
   expect_error "import of a missing model" 1 strict "missing.model" "not found" -- tokenizer import --model missing.model --out imp
