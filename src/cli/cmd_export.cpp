@@ -51,6 +51,7 @@ int export_gguf(const ExportArgs& a) {
 int export_hf_dir(const ExportArgs& a, bool type_given) {
   if (type_given && a.type != "f32") throw Error("--type " + a.type + ": --format hf writes float32 weights only");
   if (a.out.empty()) throw Error("--out: give the directory to write");
+  if (a.force) throw Error("--force: --format hf writes a new or empty directory and replaces nothing");
   LoadedGpt gpt = load_gpt(a.model);
   announce(gpt);
   export_hf(gpt, a.out);
@@ -72,7 +73,7 @@ Run add_export(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--out", a->out,
                   "gguf: the file to write; hf: the directory (new or empty); a failure leaves nothing");
-  add_output_force(cmd, a->force, "--out");
+  add_output_force(cmd, a->force, "gguf's --out");
   return [a, type]() {
     if (a->format == "hf") return export_hf_dir(*a, type->count() > 0);
     if (a->out.empty()) throw Error("--out: give the .gguf file to write");

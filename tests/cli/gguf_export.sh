@@ -79,6 +79,8 @@ cmp -s char/best.safetensors char-best.before && "$POTOP" sample -m char -n 5 >/
   ok "export: the model's best.safetensors untouched, the model loads" || fail "export replaced char/best.safetensors"
 "$POTOP" export -m char --format gguf --out notes.txt --force 2>/dev/null && [ "$(head -c 4 notes.txt)" = GGUF ] &&
   ok "export --force replaces a file outside a model directory" || fail "export --force over notes.txt"
+expect_error "export --format hf --force" 1 strict "--force: --format hf" -- export -m char --format hf --out hf-force --force
+no_file "export --format hf --force" hf-force
 expect_error "export without -m" 2 strict "--model" -- export --format gguf --out x.gguf
 expect_error "export --format hf --type q8_0" 1 strict "--type q8_0" "float32 weights only" -- \
   export -m char --format hf --type q8_0 --out hf-q8
