@@ -45,6 +45,19 @@ void RunKit::open_state() {
                 "; resume it with " + state_.trainer + " --resume " + control_.resume);
 }
 
+// A state written before it named its trainer: an option this trainer does not have is another
+// trainer's of the same kind (translate train's bad_lines in a pre-training run), said as such
+// rather than as an unknown option.
+void RunKit::refuse_others_options(const std::vector<Field>& fields) const {
+  if (!state_.trainer.empty() || !state_.options.is_object()) return;
+  for (const auto& item : state_.options.items()) {
+    const std::string& key = item.key();
+    if (std::none_of(fields.begin(), fields.end(), [&](const Field& f) { return f.json_key() == key; }))
+      throw Error(control_.resume + ": its training options hold '" + key + "', which " + command_ + " does not take: " +
+                  "another command trained this " + model_kind(kind_).name + " model; resume it with that one");
+  }
+}
+
 std::string RunKit::state_path() const { return state_file_ ? state_file_->path() : control_.resume; }
 
 namespace {

@@ -96,6 +96,8 @@ class RunKit {
   Options resume(const Options& requested) {
     if (!resuming()) return requested;
     open_state();
+    Options mine;
+    refuse_others_options(fields_of(mine));
     return resume_options(state_, requested, control_, out_, notes_);
   }
 
@@ -159,6 +161,7 @@ class RunKit {
  private:
   void open_state();
   void refuse_init_from_out(const std::string& init_from) const;
+  void refuse_others_options(const std::vector<Field>& fields) const;
   void refuse_users_files(const std::vector<std::string>& own_files) const;
   std::string state_path() const;
   void compare_configs(nlohmann::json saved, nlohmann::json now, const std::vector<std::string>& free) const;

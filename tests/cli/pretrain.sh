@@ -119,6 +119,18 @@ expect_error "translate pretrain --resume of a translation run" 1 strict \
 expect_error "translate train --resume of a pre-training run" 1 strict \
   "pre: the training run of potop translate pretrain" "potop translate pretrain --resume pre" -- \
   translate train --resume pre --steps 80
+# A state from before potop.trainer: an option this trainer lacks says another command trained it.
+cp -r ft old-ft
+/usr/bin/python3 - old-ft/resume.safetensors <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); del h["__metadata__"]["potop.trainer"]
+t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])
+PY
+expect_error "translate pretrain --resume of an older translation run" 1 strict \
+  "old-ft: its training options hold '" "which potop translate pretrain does not take: another command trained" -- \
+  translate pretrain --resume old-ft --steps 40
 # A char or word tokenizer would turn what it has not seen into other tokens, silently.
 "$POTOP" tokenizer train --kind char --data both.txt --out chars >/dev/null 2>&1 || fail "tokenizer train --kind char"
 "$POTOP" tokenizer train --kind word --data both.txt --out words >/dev/null 2>&1 || fail "tokenizer train --kind word"
