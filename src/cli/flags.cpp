@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <cstdio>
-#include <random>
 #include <type_traits>
 
 #include "core/error.h"
+#include "core/rng.h"
 
 namespace potop::cli {
 
@@ -18,12 +18,6 @@ std::string join_names(const std::vector<std::string>& names) {
   return joined;
 }
 
-// A seed of 53 bits, from the system's entropy.
-uint64_t random_seed() {
-  std::random_device device;
-  return ((uint64_t(device()) << 32) ^ device()) & ((uint64_t(1) << 53) - 1);
-}
-
 }  // namespace
 
 CLI::Option* add_seed(CLI::App* cmd, const std::string& flag, uint64_t& seed, const std::string& help) {
@@ -33,7 +27,7 @@ CLI::Option* add_seed(CLI::App* cmd, const std::string& flag, uint64_t& seed, co
           flag,
           [&seed, name](const std::string& text) {
             if (text == "-1") {
-              seed = random_seed();
+              seed = entropy_seed();
               std::fprintf(stderr, "seed: %llu (%s -1: a random one)\n", static_cast<unsigned long long>(seed), name.c_str());
               return;
             }

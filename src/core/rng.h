@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <random>
 
 namespace potop {
 
@@ -17,6 +18,13 @@ inline uint64_t splitmix64(uint64_t& x) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+// A seed from the system's entropy (what a seed of -1 asks for), of 53 bits so that JSON readers
+// and JavaScript clients get it back exactly.
+inline uint64_t entropy_seed() {
+  std::random_device device;
+  return ((static_cast<uint64_t>(device()) << 32) ^ device()) & ((uint64_t(1) << 53) - 1);
 }
 
 // A 64-bit mix of two values (seed and counter) with good avalanche.

@@ -1,7 +1,9 @@
 // q8_0 / q4_0 matrices in stripes of sixteen rows (kernels/quant_interleaved.h): the rearrangement
 // round-trips byte for byte (the last stripe's padding included), and every product through the
-// stripes is the scalar kernel's of that row on the rows layout, bit for bit: at any number of
-// rows of x, N with and without a partial last stripe, blocks per row that are or are not whole
+// stripes is, where the CPU has the VNNI kernel, the scalar kernel's of that row on the rows layout,
+// bit for bit (elsewhere the stripes go back to rows, and the product is the rows layout's, bit for
+// bit: an AVX2 CPU's many rows of x go through f32 panels, not the scalar kernel): at any number
+// of rows of x, N with and without a partial last stripe, blocks per row that are or are not whole
 // groups of eight, any thread count, and with accumulate.
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -78,7 +80,11 @@ TEST(QuantInterleavedTest, EveryProductIsTheScalarKernelsBitForBit) {
     const std::vector<uint8_t> P = quant_rows_to_interleaved(c.type, W.data(), c.N, c.K);
     std::vector<float> X(static_cast<size_t>(c.M) * c.K);
     for (float& v : X) v = normal(rng);
-    const std::vector<float> want = scalar_products(c.type, W, c.N, c.K, X, c.M);
+    std::vector<float> want(static_cast<size_t>(c.M) * c.N);
+    if (quant_interleaved_available())
+      want = scalar_products(c.type, W, c.N, c.K, X, c.M);
+    else
+      quant_matmul(c.type, QuantLayout::kRows, W.data(), c.N, c.K, X.data(), c.M, want.data(), false);
     for (int nt : {1, 3}) {
       omp_set_num_threads(nt);
       std::vector<float> Y(want.size(), 0.0f);

@@ -81,7 +81,10 @@ TEST_P(ClassifierCases, MatchFiniteDifferences) {
   for (const TensorSpec& s : model.parameters().layout().specs()) {
     float* value = model.parameters().values().at(s);
     const float* grad = model.parameters().grads().at(s);
-    EXPECT_TRUE(testing::gradient_matches(loss, value, grad, s.numel, 1e-3f, 3e-4, 3e-2)) << s.name;
+    // atol 5e-4, as BERT's test has it: the loss is a float, and a difference over h = 1e-3 moves
+    // by 1.2e-4 with each of its last bits (an AVX2 CPU's sums moved one by 3.7e-4); a larger h
+    // is no cure, last-token pooling is too curved for it.
+    EXPECT_TRUE(testing::gradient_matches(loss, value, grad, s.numel, 1e-3f, 5e-4, 3e-2)) << s.name;
   }
 }
 
