@@ -159,7 +159,6 @@ class GuardedHttpServer::Loop {
     std::lock_guard lock(counts_mutex_);
     return open_;
   }
-  long requests_handed() const { return handed_; }
 
  private:
   enum class State {
@@ -222,7 +221,6 @@ class GuardedHttpServer::Loop {
   std::unordered_map<int, Connection> connections_;
   size_t buffered_ = 0;  // bytes of every connection's `in`
   size_t busy_ = 0;
-  std::atomic<long> handed_{0};
   uint64_t turn_ = 0;  // counts the connections' changes of state: their order
   size_t freed_since_trim_ = 0;
   Clock::time_point last_trim_{}, last_expire_{};
@@ -440,7 +438,6 @@ void GuardedHttpServer::Loop::hand_over(Connection& c) {
   c.state = State::kBusy;
   unwatch(c.fd);
   ++busy_;
-  ++handed_;
   const bool last = ++c.requests >= server_.keep_alive_max_count_ || stopping_;
   threads_.enqueue([this, fd = c.fd, peer = c.peer, port = c.peer_port, request = std::move(request), last] {
     const bool keep = server_.answer(fd, peer, port, request, last);
@@ -575,7 +572,6 @@ void GuardedHttpServer::serve() { loop_->run(); }
 void GuardedHttpServer::stop() { loop_->stop(); }
 int GuardedHttpServer::connections_from(const std::string& address) const { return loop_->connections_from(address); }
 int GuardedHttpServer::connections_open() const { return loop_->connections_open(); }
-long GuardedHttpServer::requests_handed() const { return loop_->requests_handed(); }
 
 bool GuardedHttpServer::answer(int sock, const std::string& peer, int peer_port, const std::string& request, bool last) {
   AnswerStream stream(sock, request, peer, peer_port,

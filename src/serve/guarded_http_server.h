@@ -66,8 +66,6 @@ class GuardedHttpServer : public httplib::Server {
   // Connections open now from `address`, and in all (tests and /metrics).
   int connections_from(const std::string& address) const;
   int connections_open() const;
-  // Requests read whole and handed to a handler since the start.
-  long requests_handed() const;
 
  private:
   class Loop;

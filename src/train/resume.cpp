@@ -1,7 +1,6 @@
 #include "train/resume.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -13,23 +12,18 @@ namespace potop {
 
 namespace {
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 // What --steps N does to the rate of a resumed run of `had` steps that keeps its schedule, resumed
 // at step `from`: told in the rates it will use (its decay ends at run.decay_steps()), for a
 // longer or a shorter run, still warming up or not.
 std::string kept_schedule_note(const RunOptions& run, int from, int had) {
   const int end = run.decay_steps();
   const std::string n = std::to_string(run.steps), e = std::to_string(end), w = std::to_string(run.warmup);
-  const std::string min_lr = "--min-lr " + number(run.min_lr), last = number(run.schedule(1).at(run.steps - 1));
+  const std::string min_lr = "--min-lr " + option_number(run.min_lr);
+  const std::string last = option_number(run.schedule(1).at(run.steps - 1));
   std::string note = "--steps " + n + " (the run had " + std::to_string(had) + "): the learning rate keeps the run's "
                      "schedule: ";
   if (from < run.warmup) {
-    note += "it is still warming up (to --lr " + number(run.lr) + " at step " + w + ")";
+    note += "it is still warming up (to --lr " + option_number(run.lr) + " at step " + w + ")";
     if (run.steps <= run.warmup) return note + ", and this run ends first, at learning rate " + last;
     note += run.warmup >= end ? ", then drops to " + min_lr : ", then decays to " + min_lr + " by step " + e;
   } else {
