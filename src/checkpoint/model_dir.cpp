@@ -10,7 +10,6 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/hash.h"
-#include "models/gpt/gpt_kind.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
@@ -160,15 +159,6 @@ CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which
   return chosen(best, "");
 }
 
-ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer) {
-  return ModelHeader{"gpt", to_json(config), &tokenizer};
-}
-
-void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training) {
-  save_model_files(dir, "gpt", to_json(config), tokenizer, training);
-}
-
 void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
                       const Tokenizer& tokenizer, const nlohmann::json& training) {
   nlohmann::json j = {{"kind", kind}, {"model", config}, {"tokenizer", tokenizer.kind()}, {"training", training}};
@@ -236,10 +226,6 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which, const 
                 tokenizer_file_in(dir, out.tokenizer->kind()).string());
   load_checked(out, file);
   return out;
-}
-
-LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which) {
-  return load_model_dir_as<GPT, GPTConfig>(dir, which, gpt_kind().name);
 }
 
 }  // namespace potop

@@ -19,22 +19,15 @@
 #include "checkpoint/weights.h"
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "models/gpt/gpt.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
 
 namespace fs = std::filesystem;
 
-// What every weights file of a GPT says about it.
-ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer);
-
-// Writes config.json and the tokenizer's files.
-void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training);
-// The same for a model of any kind ("gpt", "bow"): config.json holds {"kind", "model": config,
-// "tokenizer", "training"}.
+// Writes config.json and the tokenizer's files for a model of any kind ("gpt", "bow"):
+// config.json holds {"kind", "model": config, "tokenizer", "training"}.
 void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
                       const Tokenizer& tokenizer, const nlohmann::json& training);
 // config.json of a model directory, parsed; a missing or invalid file is an Error naming it.
@@ -126,9 +119,5 @@ template <class M, class Config>
 LoadedAs<M, Config> load_model_dir_as(const fs::path& dir, const std::string& which, const std::string& kind) {
   return loaded_as<M, Config>(load_model_dir(dir, which, kind));
 }
-
-// A GPT, as the commands that generate text use it.
-using LoadedGpt = LoadedAs<GPT, GPTConfig>;
-LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which = "");
 
 }  // namespace potop

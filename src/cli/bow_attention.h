@@ -4,10 +4,13 @@
 #pragma once
 #include <string>
 
-#include "models/bow/bow_model_dir.h"
+#include "nn/tasks.h"
 
 namespace potop::cli {
 
-int print_bow_attention(LoadedBow& m, const std::string& text, const std::string& html);
+// A model's WordAttention (nn/tasks.h) on a text: a table on stdout, and the heat map written to
+// html (when given). weights_file and choice: the checkpoint loaded, for messages.
+int print_word_attention(WordAttention& model, const Tokenizer& tokenizer, const std::string& weights_file,
+                         const std::string& choice, const std::string& text, const std::string& html);
 
 }  // namespace potop::cli

@@ -52,7 +52,7 @@ void add_bert_fill(CLI::App* bert, std::function<int()>& run) {
   run = [a]() {
     if (a->top_k < 1) throw Error("--top-k must be positive (got " + std::to_string(a->top_k) + ")");
     LoadedBert m = load_model_with(a->model, load_bert_dir);
-    const auto fills = fill_mask(*m.model, *m.tokenizer, a->prompt, a->top_k);
+    const auto fills = m.model->fill_mask(*m.tokenizer, a->prompt, a->top_k);
     announce(m);
     if (a->json) {
       nlohmann::json out = nlohmann::json::array();

@@ -60,7 +60,7 @@ void add_bow_attention(CLI::App* bow, std::function<int()>& run) {
   run = [a]() {
     if (!a->html.empty()) check_output_file(a->html, "--html", a->force);
     LoadedBow m = load_model_with(a->model, load_bow_dir);
-    return print_bow_attention(m, a->text, a->html);
+    return print_word_attention(*m.model, *m.tokenizer, m.weights.string(), m.choice, a->text, a->html);
   };
 }
 

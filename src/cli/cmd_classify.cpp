@@ -25,7 +25,6 @@
 #include "models/classifier/classifier_kind.h"
 #include "models/classifier/classifier_trainer.h"
 #include "report/attention_map.h"
-#include "report/encoder_attention.h"
 #include "tokenizer/utf8.h"
 
 namespace potop::cli {
@@ -185,7 +184,7 @@ int classify_attention(const AttentionArgs& a) {
   if (!a.html.empty()) check_output_file(a.html, "--html", a.force);
   LoadedClassifier m = load_classifier(a.model);
   const ClassifierConfig& c = m.config;
-  const EncoderMaps pictures = classifier_attention_maps(m, a.text);
+  const AttentionRow pictures = m.model->attention_row(*m.tokenizer, a.text, "the text");
   const std::vector<int>& row = pictures.ids;
   EncodedTexts encoded;
   encoded.rows = {row};
@@ -224,7 +223,7 @@ int classify_attention(const AttentionArgs& a) {
     }
   }
   if (!a.html.empty()) {  // every map, as potop attention draws them: the pooled row among the others
-    write_file_atomic(a.html, attention_html(pictures.maps, row));
+    write_file_atomic(a.html, attention_html(self_attention_maps(*m.model, *m.tokenizer), row));
     std::printf("wrote %s\n", a.html.c_str());
   }
   return 0;

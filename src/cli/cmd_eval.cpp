@@ -21,8 +21,6 @@
 #include "data/text_file.h"
 #include "models/bert/bert_kind.h"
 #include "models/bert/masked_batches.h"
-#include "models/bow/bow_kind.h"
-#include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/encoder_decoder/translation_model.h"
 #include "train/batch_parallel.h"
 #include "train/evaluate.h"
@@ -82,7 +80,7 @@ void read_tokens(const EvalArgs& a, const LoadedModel& m, Unknown policy, EvalTo
 int eval_windows_of_text(const EvalArgs& a, LoadedModel& m) {
   if (a.data.empty()) throw Error("--data is required for " + m.kind->noun + ": a text file, or a data directory");
   // A bag-of-words LM was trained with the words its vocabulary lacks as <unk>: scored as such.
-  const Unknown policy = !a.unknown_given && m.kind == &bow_kind() ? Unknown::kReplace : a.unknown;
+  const Unknown policy = a.unknown_given ? a.unknown : m.kind->scored_unknown;
   EvalTokens text;
   read_tokens(a, m, policy, text);
   const int B = a.batch_size, T = m.config.at("block_size").get<int>();
@@ -178,7 +176,7 @@ int eval_masked_lm(const EvalArgs& a, LoadedModel& m) {
 
 // A translation model on a TSV of pairs: the loss of each reference target given its source,
 // per target token (</s> included), over every pair that fits the model's block size.
-int eval_pairs(const EvalArgs& a, const TranslationModel& m) {
+int eval_pairs(const EvalArgs& a, const ModelKind& kind, const TranslationModel& m) {
   if (m.pretrained_on_spans())  // no pairs to score, and no test.tsv
     throw Error("-m " + a.model.model + ": a T5 pre-trained model (potop translate pretrain: text to masked spans), "
                 "not a translation model, so there are no sentence pairs to score; its held-out loss is in "
@@ -220,7 +218,7 @@ int eval_pairs(const EvalArgs& a, const TranslationModel& m) {
   });
   const double loss = total.mean(), perplexity = std::exp(loss);
   if (a.json) {
-    print_json({{"kind", encoder_decoder_kind().name},
+    print_json({{"kind", kind.name},
                 {"loss", loss},
                 {"perplexity", perplexity},
                 {"tokens", total.targets},
@@ -266,16 +264,17 @@ Run add_eval(CLI::App& app) {
     if (a->batch_size < 1) throw Error("--batch-size must be positive (got " + std::to_string(a->batch_size) + ")");
     a->unknown_given = unknown->count() > 0;
     LoadedModel m = load_model(a->model);
-    if (std::find(m.kind->commands.begin(), m.kind->commands.end(), "eval") == m.kind->commands.end())
-      throw wrong_kind(a->model.model, *m.kind, "a model potop eval scores");
-    const bool pairs = m.kind == &encoder_decoder_kind();
+    const ModelKind& kind = *m.kind;
+    if (!kind.can(Task::kLanguageModel) && !kind.can(Task::kSeq2Seq) && !kind.can(Task::kMaskedLM))
+      throw wrong_kind(a->model.model, kind, "a model potop eval scores");
+    const bool pairs = kind.can(Task::kSeq2Seq);
     // Flags of the other way of scoring are refused, not ignored.
     for (const char* flag : pairs ? std::vector<const char*>{"--split", "--stride", "--unknown"}
                                   : std::vector<const char*>{"--columns"})
       if (cmd->get_option(flag)->count() > 0)
         throw Error(std::string(flag) + ": not for " + m.kind->noun + " (" + a->model.model + ")");
-    if (pairs) return eval_pairs(*a, as_translation_model(std::move(m)));
-    if (m.kind == &bert_kind()) return eval_masked_lm(*a, m);
+    if (pairs) return eval_pairs(*a, kind, as_translation_model(std::move(m)));
+    if (kind.can(Task::kMaskedLM)) return eval_masked_lm(*a, m);
     for (const char* flag : {"--mask-fraction", "--seed"})
       if (cmd->get_option(flag)->count() > 0) throw Error(std::string(flag) + ": only for a BERT, not " + m.kind->noun);
     return eval_windows_of_text(*a, m);

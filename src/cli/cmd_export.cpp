@@ -1,6 +1,6 @@
 // `potop export`: a trained model in another program's format. --format gguf writes a GPT as
-// llama.cpp's gpt2 architecture (export/gguf_gpt2.h, docs/export.md), with f32, f16 or q8_0
-// weights; --format hf writes a Hugging Face GPT-2 directory (export/hf_export.h, docs/export-hf.md).
+// llama.cpp's gpt2 architecture (models/gpt/gpt_gguf.h, docs/export.md), with f32, f16 or q8_0
+// weights; --format hf writes a Hugging Face GPT-2 directory (models/gpt/gpt_hf_export.h, docs/export-hf.md).
 // A quantized model exports its matrices dequantized (and, for --type q8_0, quantized again).
 #include <cstdio>
 #include <memory>
@@ -11,9 +11,7 @@
 #include "core/arena.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "export/gguf_gpt2.h"
-#include "export/hf_export.h"
-#include "models/gpt/gpt_kind.h"
+#include "export/gguf_writer.h"
 
 namespace potop::cli {
 
@@ -32,19 +30,15 @@ std::string model_name(const fs::path& model) {
 }
 
 int export_gguf(const ExportArgs& a) {
-  const GgmlType weights = parse_gguf_weight_type(a.type, "--type");
+  parse_gguf_weight_type(a.type, "--type");
   check_output_file(a.out, "--out", a.force);
   LoadedModel m = load_model(a.model);
-  if (m.kind != &gpt_kind())
+  if (!m.kind->export_gguf)
     throw wrong_kind(a.model.model, *m.kind, "a GPT, the one kind GGUF export holds (exporting a kind the format cannot hold)");
-  LoadedGpt gpt = loaded_as<GPT, GPTConfig>(std::move(m));
-  std::vector<std::string> notes;
-  const GgufWriter w = gpt2_gguf(*gpt.model, *gpt.tokenizer, weights, model_name(a.model.model), notes);
-  announce(gpt);
-  for (const std::string& note : notes) std::fprintf(stderr, "note: %s\n", note.c_str());
-  w.write(a.out);
-  std::fprintf(stderr, "export: %s: llama.cpp gpt2, %s weights, %zu tensors, %s\n", a.out.c_str(), to_string(weights),
-               w.tensor_count(), format_bytes(w.file_bytes()).c_str());
+  const ExportResult done = m.kind->export_gguf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
+  announce(m);
+  for (const std::string& note : done.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  std::fprintf(stderr, "export: %s: %s\n", a.out.c_str(), done.summary.c_str());
   return 0;
 }
 
@@ -52,10 +46,11 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
   if (type_given && a.type != "f32") throw Error("--type " + a.type + ": --format hf writes float32 weights only");
   if (a.out.empty()) throw Error("--out: give the directory to write");
   if (a.force) throw Error("--force: --format hf writes a new or empty directory and replaces nothing");
-  LoadedGpt gpt = load_gpt(a.model);
-  announce(gpt);
-  export_hf(gpt, a.out);
-  std::fprintf(stderr, "export: %s: a Hugging Face GPT-2 directory (GPT2LMHeadModel)\n", a.out.c_str());
+  LoadedModel m = load_model(a.model);
+  if (!m.kind->export_hf) throw wrong_kind(a.model.model, *m.kind, "a GPT");
+  announce(m);
+  const ExportResult done = m.kind->export_hf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
+  std::fprintf(stderr, "export: %s: %s\n", a.out.c_str(), done.summary.c_str());
   return 0;
 }
 

@@ -11,11 +11,18 @@
 #include "core/arena.h"
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 
 namespace potop::cli {
 
 namespace {
+
+// What the model can do (nn/tasks.h), as its row of the kinds table says.
+std::vector<std::string> task_names(const ModelKind& kind) {
+  std::vector<std::string> names;
+  for (const Task t : kind.tasks) names.push_back(to_string(t));
+  return names;
+}
 
 struct InfoArgs {
   std::string model;
@@ -92,6 +99,7 @@ Run add_info(CLI::App& app) {
       nlohmann::json out = {{"model", dir.string()},
                                   {"kind", kind.name},
                                   {"description", kind.description},
+                                  {"tasks", task_names(kind)},
                                   {"commands", kind.commands},
                                   {"config", files.config},
                                   {"parameters", parameters},
@@ -125,6 +133,9 @@ Run add_info(CLI::App& app) {
                   e.value("training_state", false) ? "  (training state)" : "");
     }
     if (checkpoints.empty()) std::printf("  (none)\n");
+    std::string tasks;
+    for (const std::string& name : task_names(kind)) tasks += (tasks.empty() ? "" : ", ") + name;
+    std::printf("tasks: %s\n", tasks.c_str());
     std::string commands;
     for (const std::string& c : kind.commands) commands += (commands.empty() ? "potop " : ", potop ") + c;
     std::printf("commands: %s\n", commands.c_str());

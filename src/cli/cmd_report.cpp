@@ -12,11 +12,7 @@
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "report/attention_map.h"
-#include "report/encoder_attention.h"
-#include "models/bert/bert_kind.h"
-#include "models/bow/bow_kind.h"
-#include "models/encoder_decoder/encoder_decoder_kind.h"
-#include "models/gpt/gpt_kind.h"
+#include "models/encoder_decoder/translation_model.h"
 #include "report/loss_plot.h"
 
 namespace potop::cli {
@@ -74,30 +70,21 @@ Run add_attention(CLI::App& app) {
     LoadedModel loaded = load_model(a->model);
     const fs::path model(a->model.model);
     const fs::path dir = fs::is_directory(model) ? model : model.parent_path();
-    if (loaded.kind == &bow_kind()) {
-      LoadedBow bow = loaded_as<BowLM, BowConfig>(std::move(loaded));
-      return print_bow_attention(bow, a->prompt, !a->out.empty() ? a->out : (dir / "attention.html").string());
-    }
-    if (loaded.kind == &encoder_decoder_kind()) {  // the decoder's attention on the source, as translate attention
+    Model& net = *loaded.model;
+    if (WordAttention* words = task<WordAttention>(net))  // its weights on the earlier words, as bow attention
+      return print_word_attention(*words, *loaded.tokenizer, loaded.weights.string(), loaded.choice, a->prompt,
+                                  !a->out.empty() ? a->out : (dir / "attention.html").string());
+    if (task<Seq2Seq>(net)) {  // the decoder's attention on the source, as translate attention
       TranslationModel m = as_translation_model(std::move(loaded));
       write_cross_attention(m, a->prompt, "", a->layer,
                             !a->out.empty() ? fs::path(a->out) : dir / "cross-attention.html");
       return 0;
     }
-    if (loaded.kind == &bert_kind()) {  // bidirectional: [CLS] text [SEP], a [MASK] allowed
-      LoadedBert m = loaded_as<Bert, BertConfig>(std::move(loaded));
-      const EncoderMaps b = bert_attention_maps(m, a->prompt);
-      return write_attention_page(attention_html(b.maps, b.ids, a->layer, a->head), m, a->out, dir);
-    }
-    if (loaded.kind == &classifier_kind()) {  // the body's self-attention on the row it classifies
-      LoadedClassifier m = loaded_as<Classifier, ClassifierConfig>(std::move(loaded));
-      const EncoderMaps c = classifier_attention_maps(m, a->prompt);
-      return write_attention_page(attention_html(c.maps, c.ids, a->layer, a->head), m, a->out, dir);
-    }
-    if (loaded.kind != &gpt_kind()) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
-    LoadedGpt m = loaded_as<GPT, GPTConfig>(std::move(loaded));
-    const std::vector<int> ids = m.tokenizer->encode(a->prompt, "--prompt");
-    return write_attention_page(attention_html(*m.model, *m.tokenizer, ids, a->layer, a->head), m, a->out, dir);
+    SelfAttention* self = task<SelfAttention>(net);
+    if (!self) throw wrong_kind(a->model.model, *loaded.kind, "a model with attention maps");
+    const AttentionRow row = self->attention_row(*loaded.tokenizer, a->prompt, "--prompt");
+    const std::string html = attention_html(self_attention_maps(*self, *loaded.tokenizer), row.ids, a->layer, a->head);
+    return write_attention_page(html, loaded, a->out, dir);
   };
 }
 

@@ -77,14 +77,15 @@ Run add_sample(CLI::App& app) {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
-    LoadedGpt m = load_gpt(a->model);
-    fit_generation_threads(a->model, m.model->num_parameters());
+    LoadedModel m = load_model_for(a->model, Task::kCausalLM, "a GPT");
+    CausalLM& lm = *task<CausalLM>(*m.model);
+    fit_generation_threads(a->model, m.model->parameters().count());
     const Tokenizer& tokenizer = *m.tokenizer;
     const std::string prompt = read_prompt(*a, tokenizer);
     const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");
     if (ids.empty()) throw Error("--prompt holds no token to start from");
     announce(m);
-    const int block = m.config.block_size;
+    const int block = lm.context_length();
     if (static_cast<int>(ids.size()) > block)
       std::fprintf(stderr, "note: the prompt is %zu tokens but the model's context is %d: it sees the last %d\n",
                    ids.size(), block, block);
@@ -97,7 +98,7 @@ Run add_sample(CLI::App& app) {
       if (!a->json) std::fwrite(prompt.data(), 1, prompt.size(), stdout), std::fflush(stdout);
       StopStrings stops(a->stop);
       int count = 0;
-      generate(*m.model, ids, a->tokens, a->sampling, a->seed + static_cast<uint64_t>(k), [&](int id) {
+      generate(lm, ids, a->tokens, a->sampling, a->seed + static_cast<uint64_t>(k), [&](int id) {
         ++count;
         const std::string shown = stops.push(tokenizer.decode_one(id));
         if (!a->json) std::fwrite(shown.data(), 1, shown.size(), stdout), std::fflush(stdout);

@@ -146,8 +146,8 @@ Run add_serve(CLI::App& app) {
     // gave a quarter of 1 thread's tokens/s (docs/serve.md, "Threads").
     o.threads = a->model.threads > 0 ? a->model.threads : std::max(1, hardware_threads() / 2);
 
-    // A GPT's generations are batched; the other kinds' requests run one at a time.
-    const std::string how = m.kind->name == "gpt" ? "batches of up to " + std::to_string(o.slots) + ", " +
+    // A causal LM's generations are batched; the other models' requests run one at a time.
+    const std::string how = m.kind->can(Task::kCausalLM) ? "batches of up to " + std::to_string(o.slots) + ", " +
                                                         std::to_string(o.threads) + " threads, queue " +
                                                         std::to_string(o.queue)
                                                   : m.kind->noun + ": one request at a time, " +

@@ -26,7 +26,7 @@
 #include "core/threads.h"
 #include "data/parallel_corpus.h"
 #include "models/encoder_decoder/translator.h"
-#include "models/encoder_decoder/cross_attention_map.h"
+#include "report/attention_map.h"
 #include "report/translation_metrics.h"
 #include "tokenizer/utf8.h"
 #include "models/encoder_decoder/pretrain_trainer.h"

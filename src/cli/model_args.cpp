@@ -28,6 +28,10 @@ LoadedModel load_model(const ModelArgs& a) {
   return load_model_with(a, [](const std::string& dir, const std::string& which) { return load_model_dir(dir, which); });
 }
 
-LoadedGpt load_gpt(const ModelArgs& a) { return load_model_with(a, load_gpt_dir); }
+LoadedModel load_model_for(const ModelArgs& a, Task task, const std::string& wanted) {
+  LoadedModel m = load_model(a);
+  if (!m.kind->can(task)) throw wrong_kind(a.model, *m.kind, wanted);
+  return m;
+}
 
 }  // namespace potop::cli

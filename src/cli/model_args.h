@@ -33,8 +33,9 @@ auto load_model_with(const ModelArgs& args, Loader loader) {
 }
 // A model of any kind.
 LoadedModel load_model(const ModelArgs& args);
-// A GPT; another kind is an Error naming the command that takes it.
-LoadedGpt load_gpt(const ModelArgs& args);
+// A model that can do `task` (nn/tasks.h); another is an Error saying it is not `wanted` and
+// naming the command that takes it.
+LoadedModel load_model_for(const ModelArgs& args, Task task, const std::string& wanted);
 
 // Says on stderr which checkpoint was loaded, and why: "checkpoint: <path>: step N, val loss X".
 // Commands call it once their inputs are checked, so that an error is the only thing they print.

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "models/encoder_decoder/cross_attention_map.h"
+#include "report/attention_map.h"
 #include "models/encoder_decoder/translator.h"
 #include "tokenizer/utf8.h"
 

@@ -67,4 +67,9 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
 };
 
+// What --type writes the weight matrices as: f32, f16 or q8_0. 1-D tensors (norms, biases) and
+// the position table stay f32, as llama.cpp's converter keeps them; a matrix whose rows are not
+// whole q8_0 blocks (32 values) falls back to f16, with a note.
+GgmlType parse_gguf_weight_type(const std::string& name, const std::string& flag);
+
 }  // namespace potop

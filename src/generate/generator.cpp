@@ -6,12 +6,12 @@
 
 namespace potop {
 
-Generation::Generation(const GPT& model, std::vector<int> prompt, int n_tokens, const SamplingOptions& options,
+Generation::Generation(const CausalLM& model, std::vector<int> prompt, int n_tokens, const SamplingOptions& options,
                        uint64_t seed, GenerationHooks hooks, int prefill_chunk)
-    : block_(model.config().block_size),
-      V_(model.config().vocab_size),
+    : block_(model.context_length()),
+      V_(model.vocab_size()),
       n_tokens_(n_tokens),
-      chunk_(prefill_chunk > 0 ? prefill_chunk : model.config().block_size),
+      chunk_(prefill_chunk > 0 ? prefill_chunk : model.context_length()),
       sampler_(options, seed),
       hooks_(std::move(hooks)),
       cache_(model.new_cache()),
@@ -90,18 +90,18 @@ void Generation::advance(const float* logits, int rows) {
   }
 }
 
-std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
+std::vector<int> generate(CausalLM& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
                           uint64_t seed, const GenerationHooks& hooks) {
   Generation g(model, prompt, n_tokens, options, seed, hooks);
   while (!g.done()) {
     const std::span<const int> feed = g.pending();
     model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model.logits(), model.last_rows());
+    g.advance(model.logits(), static_cast<int>(feed.size()));
   }
   return g.generated();
 }
 
-std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
+std::vector<int> generate(CausalLM& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
                           uint64_t seed, const std::function<bool(int)>& on_token) {
   GenerationHooks hooks;
   if (on_token) hooks.on_token = [&](int id, const float*) { return on_token(id); };

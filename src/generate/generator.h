@@ -7,14 +7,14 @@
 //
 // Generation is one sequence's state, stepped by whoever runs the forward passes: generate()
 // below for one sequence, or the server's batcher (serve/batcher.h), which decodes many
-// sequences in one forward pass (GPT::forward_rows) and reads long prompts a chunk at a time.
+// sequences in one forward pass (CausalLM::forward_rows) and reads long prompts a chunk at a time.
 #pragma once
 #include <functional>
 #include <span>
 #include <vector>
 
 #include "generate/sampler.h"
-#include "models/gpt/gpt.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
@@ -33,7 +33,7 @@ class Generation {
  public:
   // Up to n_tokens new tokens after prompt (non-empty, valid ids). prefill_chunk > 0 reads the
   // prompt at most that many tokens per forward pass; 0 reads it in one.
-  Generation(const GPT& model, std::vector<int> prompt, int n_tokens, const SamplingOptions& options, uint64_t seed,
+  Generation(const CausalLM& model, std::vector<int> prompt, int n_tokens, const SamplingOptions& options, uint64_t seed,
              GenerationHooks hooks, int prefill_chunk = 0);
 
   bool done() const { return done_; }
@@ -67,10 +67,10 @@ class Generation {
 
 // Generates up to n_tokens new tokens and returns their ids. prompt must be non-empty and
 // contain valid ids.
-std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
+std::vector<int> generate(CausalLM& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
                           uint64_t seed, const GenerationHooks& hooks);
 // The same, calling on_token(id) for each new token (stop early when it returns false).
-std::vector<int> generate(GPT& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
+std::vector<int> generate(CausalLM& model, const std::vector<int>& prompt, int n_tokens, const SamplingOptions& options,
                           uint64_t seed, const std::function<bool(int)>& on_token = {});
 
 }  // namespace potop

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 #include "nn/layer.h"
 
 namespace potop {

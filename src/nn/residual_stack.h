@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 #include "nn/layer.h"
 
 namespace potop {

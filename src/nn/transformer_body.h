@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 #include "nn/attention_layer.h"
 #include "nn/embedding_layer.h"
 #include "nn/layer.h"
@@ -25,7 +25,7 @@ struct TransformerBody {
   // Declares the body's parameters in checkpoint order (wte, wpe, the blocks, ln_f) and its
   // activations in b.acts. GPT-2's init: N(0, 0.02), the projections into the residual stream
   // N(0, 0.02/√(2·n_layer)).
-  TransformerBody(LayerBuilder& b, const GPTConfig& c, bool causal);
+  TransformerBody(LayerBuilder& b, const TransformerConfig& c, bool causal);
 
   EmbeddingLayer embed;
   ResidualStack blocks;

@@ -1,13 +1,13 @@
-// Attention weights a person can look at: for a short text, which tokens each token attends to,
-// as one heat map per layer and head on an HTML page.
+// Attention weights a person can look at, as heat maps on self-contained HTML pages: the one home
+// of attention pictures. A model's self-attention (per layer and head), a sequence-to-sequence
+// model's cross-attention, and the bag-of-words LM's weights on the earlier words, each read
+// through its task (nn/tasks.h).
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
-#include <string>
-#include <vector>
 
-#include "models/gpt/gpt.h"
+#include "nn/tasks.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
@@ -21,18 +21,25 @@ struct SelfAttentionMaps {
   std::function<const float*(int layer)> layer;
   std::function<std::string(int id)> label;
 };
-// The page for any model with self-attention (a GPT, BERT, a classifier); layer / head as below.
+// The maps of a model that shows its self-attention (nn/tasks.h); model and tokenizer must
+// outlive them.
+SelfAttentionMaps self_attention_maps(SelfAttention& model, const Tokenizer& tokenizer);
+
+// Runs the model on ids (1 <= size <= block_size) and returns a self-contained HTML page:
+// rows are the attending tokens (queries), columns the tokens attended to (keys); darker is more
+// weight; hovering a cell shows the pair and its weight. layer / head select one map (-1 = all).
 std::string attention_html(const SelfAttentionMaps& maps, const std::vector<int>& ids, int layer = -1, int head = -1);
 
 // How a token is shown on an axis: its text, with visible stand-ins for whitespace.
 std::string token_label(const Tokenizer& tokenizer, int id);
 
-// Runs the model on ids (1 <= size <= block_size) and returns a self-contained HTML page:
-// rows are the attending characters (queries), columns the characters attended to (keys);
-// darker is more weight; hovering a cell shows the pair and its weight. layer / head select one
-// map (-1 = all).
-std::string attention_html(GPT& model, const Tokenizer& tokenizer, const std::vector<int>& ids, int layer = -1,
-                           int head = -1);
+// The alignment picture of a sequence-to-sequence model (nn/tasks.h: Seq2Seq): for a sentence
+// pair, which source tokens each target token's cross-attention looks at, as heat maps (one per
+// decoder layer: the mean over heads, then each head). source: ids ending in </s>; target: ids
+// without <s> and </s>. Runs the model teacher-forced on <s> + target and draws rows = target
+// tokens and </s>, columns = source tokens.
+std::string cross_attention_html(Seq2Seq& model, const Tokenizer& tokenizer, const std::vector<int>& source,
+                                 const std::vector<int>& target, int layer = -1);
 
 // The bag-of-words LM's attention (model/bow.h) on ids, one heat map in the same style: row t is
 // the previous word w_{i-1} = ids[t], whose next word the model predicts, and its cells are the

@@ -20,7 +20,7 @@ bool Ticket::push(const CompletionChunk& chunk) {
   return !cancelled;
 }
 
-Batcher::Batcher(GPT& model, int threads, int prefill_chunk)
+Batcher::Batcher(CausalLM& model, int threads, int prefill_chunk)
     : model_(model), threads_(threads), prefill_chunk_(prefill_chunk), thread_([this] { run(); }) {}
 
 Batcher::~Batcher() {
@@ -113,7 +113,7 @@ void Batcher::step(std::vector<std::shared_ptr<Ticket>>& batch) {
     if (g.done() || g.decoding()) continue;
     const std::span<const int> feed = g.pending();
     model_.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model_.logits(), model_.last_rows());
+    g.advance(model_.logits(), static_cast<int>(feed.size()));
   }
   // Then one token for every decoding sequence, all in one forward pass.
   std::vector<Generation*> rows;
@@ -128,7 +128,7 @@ void Batcher::step(std::vector<std::shared_ptr<Ticket>>& batch) {
   }
   if (rows.empty()) return;
   model_.forward_rows(tokens.data(), static_cast<int>(rows.size()), caches.data());
-  const int V = model_.config().vocab_size;
+  const int V = model_.vocab_size();
   for (size_t b = 0; b < rows.size(); ++b) rows[b]->advance(model_.logits() + b * V, 1);
 }
 

@@ -1,7 +1,7 @@
 // Continuous batching: one thread runs the model for every generation in progress. Each step it
 // reads a chunk of every new (or re-read) prompt, each with its own forward pass, so that new
 // requests get their first token before older ones continue; then every sequence that is
-// decoding takes its next token in ONE forward pass (GPT::forward_rows: a row per sequence, each
+// decoding takes its next token in ONE forward pass (CausalLM::forward_rows: a row per sequence, each
 // with its own KV cache and position). Requests join at the next step and leave when done or
 // cancelled. Sampling stays per request (its Completion: seed, options, stop strings, log-probs),
 // and a row's arithmetic does not depend on the other rows (tests/unit/serve/test_batcher.cpp).
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "models/gpt/gpt.h"
+#include "nn/tasks.h"
 #include "serve/completion.h"
 
 namespace potop::serve {
@@ -44,7 +44,7 @@ class Batcher {
  public:
   // model is the caller's and is used only by the batcher's thread, with `threads` OpenMP
   // threads; prompts are read at most prefill_chunk tokens per forward pass.
-  Batcher(GPT& model, int threads, int prefill_chunk);
+  Batcher(CausalLM& model, int threads, int prefill_chunk);
   ~Batcher();  // finishes what is running, then stops the thread
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
@@ -56,7 +56,7 @@ class Batcher {
   void run();
   void step(std::vector<std::shared_ptr<Ticket>>& batch);
 
-  GPT& model_;
+  CausalLM& model_;
   int threads_, prefill_chunk_;
   mutable std::mutex mutex_;
   std::condition_variable arrived_;

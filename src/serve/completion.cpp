@@ -60,7 +60,7 @@ std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionReque
   return ids;
 }
 
-Completion::Completion(const GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+Completion::Completion(const CausalLM& model, const Tokenizer& tokenizer, const CompletionRequest& request,
                        const std::vector<int>& prompt_ids, uint64_t seed,
                        std::chrono::steady_clock::time_point deadline,
                        std::function<bool(const CompletionChunk&)> on_chunk, int prefill_chunk)
@@ -69,13 +69,13 @@ Completion::Completion(const GPT& model, const Tokenizer& tokenizer, const Compl
       prompt_ids_(prompt_ids),
       deadline_(deadline),
       on_chunk_(std::move(on_chunk)),
-      scorer_(std::make_unique<Scorer>(tokenizer, model.config().vocab_size, std::max(0, request.logprobs))),
+      scorer_(std::make_unique<Scorer>(tokenizer, model.vocab_size(), std::max(0, request.logprobs))),
       stops_(request.stop),
       offset_(code_points(request.prompt)) {
   result_.seed = seed;
   result_.prompt_tokens = static_cast<int>(prompt_ids.size());
   const bool scoring = request.logprobs >= 0;
-  const int V = model.config().vocab_size;
+  const int V = model.vocab_size();
   // An empty prompt starts from what `potop sample` starts from: a newline, or the first token.
   std::vector<int> context = prompt_ids;
   if (context.empty()) context.push_back(tokenizer.can_encode("\n") ? tokenizer.encode("\n").at(0) : 0);
@@ -164,7 +164,7 @@ CompletionResult Completion::finish() {
   return std::move(result_);
 }
 
-CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+CompletionResult complete(CausalLM& model, const Tokenizer& tokenizer, const CompletionRequest& request,
                           const std::vector<int>& prompt_ids, uint64_t seed,
                           std::chrono::steady_clock::time_point deadline,
                           const std::function<bool(const CompletionChunk&)>& on_chunk) {
@@ -173,7 +173,7 @@ CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const Completi
   while (!g.done()) {
     const std::span<const int> feed = g.pending();
     model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model.logits(), model.last_rows());
+    g.advance(model.logits(), static_cast<int>(feed.size()));
   }
   return completion.finish();
 }

@@ -14,7 +14,7 @@
 
 #include "generate/generator.h"
 #include "generate/stop_strings.h"
-#include "models/gpt/gpt.h"
+#include "nn/tasks.h"
 #include "serve/completion_request.h"
 #include "tokenizer/tokenizer.h"
 
@@ -62,7 +62,7 @@ std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionReque
 // generation's hooks point at it).
 class Completion {
  public:
-  Completion(const GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+  Completion(const CausalLM& model, const Tokenizer& tokenizer, const CompletionRequest& request,
              const std::vector<int>& prompt_ids, uint64_t seed, std::chrono::steady_clock::time_point deadline,
              std::function<bool(const CompletionChunk&)> on_chunk, int prefill_chunk = 0);
   ~Completion();
@@ -103,7 +103,7 @@ class Completion {
 // Runs the request. on_chunk (optional) is called with the echoed prompt (with echo) and then
 // once per generated token; returning false cancels the generation. Generation also ends at
 // `deadline` (finish_reason "length", timed_out).
-CompletionResult complete(GPT& model, const Tokenizer& tokenizer, const CompletionRequest& request,
+CompletionResult complete(CausalLM& model, const Tokenizer& tokenizer, const CompletionRequest& request,
                           const std::vector<int>& prompt_ids, uint64_t seed,
                           std::chrono::steady_clock::time_point deadline,
                           const std::function<bool(const CompletionChunk&)>& on_chunk = {});

@@ -1,14 +1,15 @@
-// A BERT and a classifier served: what the two bidirectional encoders answer. Their requests
-// are whole forward passes, short and independent: they run one at a time (OneAtATime).
+// What an encoder answers, one set of endpoints per task it has (nn/tasks.h): a masked LM fills
+// in [MASK] (/v1/fill-mask), a text encoder embeds texts (/v1/embeddings), a sequence classifier
+// labels them (/v1/classify), and a model that shows its self-attention answers /v1/attention.
+// Their requests are whole forward passes, short and independent: they run one at a time
+// (OneAtATime).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "core/error.h"
-#include "models/bert/fill_mask.h"
-#include "models/classifier/classifier_data.h"
-#include "report/encoder_attention.h"
+#include "report/attention_map.h"
 #include "serve/attention_json.h"
 #include "serve/endpoints.h"
 #include "serve/http_json.h"
@@ -56,48 +57,46 @@ std::string base64_floats(const std::vector<float>& v) {
 
 class EncoderEndpoints final : public Endpoints {
  public:
-  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o) {
-    name = served_name(m.weights);
-    kind = m.kind->name;
-    if (m.kind == &bert_kind())
-      bert = loaded_as<Bert, BertConfig>(std::move(m));
-    else
-      classifier = loaded_as<Classifier, ClassifierConfig>(std::move(m));
+  EncoderEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), model(std::move(m)), exclusive(o) {
+    name = served_name(model.weights);
+    Model& net = *model.model;
+    masked = task<MaskedLM>(net), encoder = task<TextEncoder>(net), classifier = task<SequenceClassifier>(net);
+    self = task<SelfAttention>(net);
   }
 
   json meta() const override {
-    const GPTConfig& c = bert ? bert->config : classifier->config.body;
-    const Tokenizer& tokenizer = bert ? *bert->tokenizer : *classifier->tokenizer;
-    json meta = {{"kind", kind}, {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
-                 {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"tokenizer", tokenizer.kind()},
-                 {"parameters", bert ? bert->model->num_parameters() : classifier->model->num_parameters()},
-                 {"checkpoint", (bert ? bert->weights : classifier->weights).string()}};
-    if (bert) {
-      meta["views"] = {"fill-mask", "attention"};
-    } else {
-      meta["views"] = {"classify", "attention"};
-      meta["labels"] = classifier->config.labels;
-      const Pooling pooling = classifier->config.pooling;
-      meta["pooling"] = pooling == Pooling::kCls ? "cls" : pooling == Pooling::kLast ? "last" : "mean";
+    json meta = model_meta(model);
+    json views = json::array();
+    if (masked) views.push_back("fill-mask");
+    if (classifier) {
+      views.push_back("classify");
+      meta["labels"] = classifier->labels();
+      meta["pooling"] = classifier->pooling();
     }
+    if (self) views.push_back("attention");
+    meta["views"] = views;
     return meta;
   }
 
   std::vector<Route> routes() override {
-    auto attend = [this](const httplib::Request& req, httplib::Response& res) { answer(res, [&] { return attention(req); }); };
-    std::vector<Route> r = {{"GET", "/v1/attention", attend}, {"POST", "/v1/attention", attend}};
-    if (bert) {
+    std::vector<Route> r;
+    if (self) {
+      auto attend = [this](const httplib::Request& req, httplib::Response& res) { answer(res, [&] { return attention(req); }); };
+      r.push_back({"GET", "/v1/attention", attend});
+      r.push_back({"POST", "/v1/attention", attend});
+    }
+    if (masked)
       r.push_back({"POST", "/v1/fill-mask", [this](const httplib::Request& req, httplib::Response& res) {
                      answer(res, [&] { return fill(json_object_body(req)); });
                    }});
+    if (encoder)
       r.push_back({"POST", "/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
                      answer(res, [&] { return embeddings(json_object_body(req)); });
                    }});
-    } else {
+    if (classifier)
       r.push_back({"POST", "/v1/classify", [this](const httplib::Request& req, httplib::Response& res) {
                      answer(res, [&] { return classify(json_object_body(req)); });
                    }});
-    }
     return r;
   }
 
@@ -112,18 +111,18 @@ class EncoderEndpoints final : public Endpoints {
 
   json attention(const httplib::Request& req) {
     const std::string text = text_of(req);
-    EncoderMaps maps;
+    AttentionRow row;
     try {
-      maps = bert ? bert_attention_maps(*bert, text) : classifier_attention_maps(*classifier, text);
+      row = self->attention_row(*model.tokenizer, text, "text");
     } catch (const Error& e) {
       throw ApiError::invalid("text", e.what());
     }
     const int max_tokens = options.limits.max_attention_tokens;
-    if (static_cast<int>(maps.ids.size()) > max_tokens)
+    if (static_cast<int>(row.ids.size()) > max_tokens)
       throw ApiError::invalid("text", "text must hold at most " + std::to_string(max_tokens) + " tokens (got " +
-                                          std::to_string(maps.ids.size()) + ")");
-    json out = attention_json(maps.maps, maps.ids, maps.focus);
-    out["truncated"] = maps.truncated;
+                                          std::to_string(row.ids.size()) + ")");
+    json out = attention_json(self_attention_maps(*self, *model.tokenizer), row.ids, row.focus);
+    out["truncated"] = row.truncated;
     return out;
   }
 
@@ -137,7 +136,7 @@ class EncoderEndpoints final : public Endpoints {
     }
     std::vector<std::vector<FillCandidate>> fills;
     try {
-      fills = fill_mask(*bert->model, *bert->tokenizer, text, top_k);
+      fills = masked->fill_mask(*model.tokenizer, text, top_k);
     } catch (const Error& e) {
       throw ApiError::invalid("text", e.what());
     }
@@ -162,38 +161,20 @@ class EncoderEndpoints final : public Endpoints {
       base64 = *it == "base64";
     }
     if (body.contains("dimensions"))
-      throw ApiError::invalid("dimensions", "dimensions is not supported: a BERT's vectors have n_embd = " +
-                                                std::to_string(bert->config.n_embd) + " dimensions");
-    const BertConfig& c = bert->config;
+      throw ApiError::invalid("dimensions", "dimensions is not supported: " + model.kind->noun +
+                                                "'s vectors have n_embd = " + std::to_string(encoder->embedding_size()) +
+                                                " dimensions");
     json data = json::array();
     long tokens = 0;
     for (size_t i = 0; i < texts.size(); ++i) {
-      const std::string where = "input[" + std::to_string(i) + "]";
-      if (texts[i].empty()) throw ApiError::invalid("input", where + " is empty");
-      std::vector<int> ids{kBosId};  // [CLS]
+      std::vector<float> v;
+      int T = 0;
       try {
-        const std::vector<int> words = bert->tokenizer->encode(texts[i], where, Unknown::kReplace, nullptr);
-        ids.insert(ids.end(), words.begin(), words.end());
+        v = encoder->embed(*model.tokenizer, texts[i], "input[" + std::to_string(i) + "]", &T);
       } catch (const Error& e) {
         throw ApiError::invalid("input", e.what());
       }
-      ids.push_back(kEosId);  // [SEP]
-      const int T = static_cast<int>(ids.size());
-      if (T > c.block_size)
-        throw ApiError::invalid("input", where + " is " + std::to_string(T) + " tokens with [CLS] and [SEP], " +
-                                             "longer than the model's block of " + std::to_string(c.block_size));
       tokens += T;
-      Batch batch{{1, T}, ids.data(), nullptr};
-      batch.lengths = &T;
-      bert->model->forward(batch, Pass{});
-      const float* h = bert->model->hidden();  // (T, C)
-      std::vector<float> v(size_t(c.n_embd), 0.0f);
-      for (int t = 0; t < T; ++t)
-        for (int k = 0; k < c.n_embd; ++k) v[size_t(k)] += h[size_t(t) * c.n_embd + k];
-      double norm = 0;
-      for (float x : v) norm += double(x) * x;
-      const float scale = norm > 0 ? float(1 / std::sqrt(norm)) : 0.0f;
-      for (float& x : v) x *= scale;
       data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", base64 ? json(base64_floats(v)) : json(v)}});
     }
     return {{"object", "list"}, {"data", data}, {"model", name},
@@ -202,34 +183,37 @@ class EncoderEndpoints final : public Endpoints {
 
   json classify(const json& body) {
     const std::vector<std::string> texts = inputs_of(body);
-    const ClassifierConfig& c = classifier->config;
-    EncodedTexts encoded;
+    Classified classified;
     try {
-      encoded = encode_texts(c, *classifier->tokenizer, texts, "input");
+      classified = classifier->classify(*model.tokenizer, texts, "input");
     } catch (const Error& e) {
       throw ApiError::invalid("input", e.what());
     }
-    const std::vector<float> p = class_probabilities(*classifier->model, encoded.rows);
-    const int K = c.n_classes();
+    const std::vector<std::string>& labels = classifier->labels();
+    const int K = int(labels.size());
     json data = json::array();
     long tokens = 0;
     for (size_t i = 0; i < texts.size(); ++i) {
-      const float* row = p.data() + i * K;
+      const float* row = classified.probabilities.data() + i * K;
       const int best = int(std::max_element(row, row + K) - row);
       json probabilities = json::object();
-      for (int k = 0; k < K; ++k) probabilities[c.labels[size_t(k)]] = row[k];
-      data.push_back({{"index", i}, {"label", c.labels[size_t(best)]}, {"probability", row[best]},
+      for (int k = 0; k < K; ++k) probabilities[labels[size_t(k)]] = row[k];
+      data.push_back({{"index", i}, {"label", labels[size_t(best)]}, {"probability", row[best]},
                       {"probabilities", probabilities}});
-      tokens += long(encoded.rows[i].size());
+      tokens += classified.tokens[i];
     }
-    return {{"object", "list"}, {"data", data}, {"model", name}, {"truncated", encoded.truncated},
+    return {{"object", "list"}, {"data", data}, {"model", name}, {"truncated", classified.truncated},
             {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
   }
 
   ServeOptions options;
-  std::string name, kind;
-  std::optional<LoadedBert> bert;
-  std::optional<LoadedClassifier> classifier;
+  LoadedModel model;
+  std::string name;
+  // Its tasks, each null when it lacks it.
+  MaskedLM* masked = nullptr;
+  TextEncoder* encoder = nullptr;
+  SequenceClassifier* classifier = nullptr;
+  SelfAttention* self = nullptr;
   OneAtATime exclusive;
 };
 

@@ -1,7 +1,9 @@
-// What a served model answers, one implementation per kind of model: a GPT completes text
-// (gpt_endpoints.cpp); a BERT fills in [MASK] and embeds texts, a classifier labels them
-// (encoder_endpoints.cpp); a translation model translates (translation_endpoints.cpp). The server (server.cpp) adds what every model has (/health, /metrics,
-// /v1/models, the studio) and answers an endpoint the kind lacks with a 400 naming the kind.
+// What a served model answers, one set of endpoints per task it has (nn/tasks.h), never per
+// kind: a causal LM completes text (causal_lm_endpoints.cpp); a sequence-to-sequence model
+// translates (seq2seq_endpoints.cpp); a masked LM fills in [MASK], a text encoder embeds texts, a
+// sequence classifier labels them (encoder_endpoints.cpp); self-attention is /v1/attention. The
+// server (server.cpp) adds what every model has (/health, /metrics, /v1/models, the studio) and
+// answers an endpoint the model lacks with a 400 naming its kind.
 #pragma once
 #include <httplib.h>
 
@@ -80,10 +82,15 @@ class OneAtATime {
   SlotPool slot_;
 };
 
-std::unique_ptr<Endpoints> gpt_endpoints(LoadedModel&& model, const ServeOptions& options, Metrics& metrics);
-// A BERT or a classifier.
+// /v1/models' "meta" every model has: its kind, its Transformer's sizes (config.json's vocab_size,
+// block_size, n_layer, n_head, n_embd), tokenizer, parameters and checkpoint.
+nlohmann::json model_meta(const LoadedModel& model);
+
+// The endpoints of a model's tasks (servable(*model.kind)): a causal LM's, a sequence-to-sequence
+// model's, or an encoder's (masked LM, text encoder, sequence classifier).
+std::unique_ptr<Endpoints> endpoints_for(LoadedModel&& model, const ServeOptions& options, Metrics& metrics);
+std::unique_ptr<Endpoints> causal_lm_endpoints(LoadedModel&& model, const ServeOptions& options, Metrics& metrics);
+std::unique_ptr<Endpoints> seq2seq_endpoints(LoadedModel&& model, const ServeOptions& options);
 std::unique_ptr<Endpoints> encoder_endpoints(LoadedModel&& model, const ServeOptions& options);
-// A translation model (kind encoder-decoder).
-std::unique_ptr<Endpoints> translation_endpoints(LoadedModel&& model, const ServeOptions& options);
 
 }  // namespace potop::serve

@@ -7,10 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "models/bert/bert_kind.h"
-#include "models/classifier/classifier_kind.h"
-#include "models/encoder_decoder/encoder_decoder_kind.h"
-#include "models/gpt/gpt_kind.h"
 #include "serve/endpoints.h"
 #include "serve/guarded_http_server.h"
 #include "serve/http_json.h"
@@ -63,8 +59,23 @@ std::string route_label(const std::string& path) {
 }  // namespace
 
 bool servable(const ModelKind& kind) {
-  return &kind == &gpt_kind() || &kind == &bert_kind() || &kind == &classifier_kind() ||
-         &kind == &encoder_decoder_kind();
+  for (const Task t : {Task::kCausalLM, Task::kSeq2Seq, Task::kMaskedLM, Task::kTextEncoder, Task::kSequenceClassifier})
+    if (kind.can(t)) return true;
+  return false;
+}
+
+nlohmann::json model_meta(const LoadedModel& m) {
+  json meta = {{"kind", m.kind->name}, {"tokenizer", m.tokenizer->kind()},
+               {"parameters", m.model->parameters().count()}, {"checkpoint", m.weights.string()}};
+  for (const char* size : {"vocab_size", "block_size", "n_layer", "n_head", "n_embd"})
+    if (m.config.contains(size)) meta[size] = m.config[size];
+  return meta;
+}
+
+std::unique_ptr<Endpoints> endpoints_for(LoadedModel&& m, const ServeOptions& o, Metrics& metrics) {
+  if (task<CausalLM>(*m.model)) return causal_lm_endpoints(std::move(m), o, metrics);
+  if (task<Seq2Seq>(*m.model)) return seq2seq_endpoints(std::move(m), o);
+  return encoder_endpoints(std::move(m), o);
 }
 
 struct Server::Impl {
@@ -83,12 +94,7 @@ struct Server::Impl {
       : options(o), http(connection_limits(o), request_threads(o)), created(std::time(nullptr)) {
     kind = m.kind;
     name = served_name(m.weights);
-    if (m.kind == &gpt_kind())
-      endpoints = gpt_endpoints(std::move(m), o, metrics);
-    else if (m.kind == &encoder_decoder_kind())
-      endpoints = translation_endpoints(std::move(m), o);
-    else
-      endpoints = encoder_endpoints(std::move(m), o);
+    endpoints = endpoints_for(std::move(m), o, metrics);
   }
 
   void routes();

@@ -10,7 +10,7 @@
 #include "core/profile.h"
 #include "core/threads.h"
 #include "kernels/gemm.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 #include "train/resume.h"
 
 namespace potop {

@@ -1,4 +1,4 @@
-"""The Hugging Face GPT-2 directories potop exports (src/export/hf_export.h), checked without transformers.
+"""The Hugging Face GPT-2 directories potop exports (src/models/gpt/gpt_hf_export.h), checked without transformers.
 
     /usr/bin/python3 tests/torch/check_hf_export.py <unit_tests binary>
 

@@ -21,22 +21,23 @@
 #include <memory>
 #include <vector>
 
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
 // A BERT's shape is a GPT's: the same fields, flags and JSON (the kind, "bert", tells them apart).
-using BertConfig = GPTConfig;
+using BertConfig = TransformerConfig;
 
 // [MASK]: the last id of the model's vocabulary.
 inline int mask_id(const BertConfig& config) { return config.vocab_size - 1; }
 
 struct BertLayers;  // the architecture (bert.cpp)
 
-class Bert final : public LayeredModel<Bert, BertLayers> {
+class Bert final : public LayeredModel<Bert, BertLayers>, public MaskedLM, public TextEncoder, public SelfAttention {
  public:
   explicit Bert(const BertConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const BertConfig& config, const BatchShape& shape);
@@ -60,7 +61,23 @@ class Bert final : public LayeredModel<Bert, BertLayers> {
   const float* hidden() const { return output_; }
   // Self-attention probabilities of layer l in the last forward: (B, H, T, T). Recomputed from
   // that forward's batch.lengths, which must still be alive (as its tokens must for backward).
-  const float* attention(int layer);
+  const float* attention(int layer) override;
+
+  // What a BERT does (nn/tasks.h; bert_tasks.cpp), each on the row [CLS] text [SEP].
+  std::vector<std::vector<FillCandidate>> fill_mask(const Tokenizer& tokenizer, std::string_view text,
+                                                    int top_k) override;
+  // The mean of the last layer over the row (sentence-transformers' mean pooling), unit length.
+  int embedding_size() const override { return config().n_embd; }
+  std::vector<float> embed(const Tokenizer& tokenizer, const std::string& text, const std::string& field,
+                           int* tokens) override;
+  int attention_layers() const override { return config().n_layer; }
+  int attention_heads() const override { return config().n_head; }
+  int context_length() const override { return config().block_size; }
+  bool causal() const override { return false; }
+  // A "[MASK]" in the text is the mask token, the first one the focus (else [CLS]).
+  AttentionRow attention_row(const Tokenizer& tokenizer, const std::string& text, const std::string& field) const override;
+  void attend(const std::vector<int>& ids) override;
+  std::string axis_label(const Tokenizer& tokenizer, int id) const override;
 
  private:
   using Layers = BertLayers;
@@ -75,6 +92,7 @@ class Bert final : public LayeredModel<Bert, BertLayers> {
   std::vector<int> masked_, masked_targets_;
   bool has_forward_ = false;
   std::vector<float> attention_map_, attention_scratch_;
+  int attended_length_ = 0;  // the row attend() read: attention() reads its length
 };
 
 }  // namespace potop

@@ -21,11 +21,13 @@ const ModelKind& bert_kind() {
       .description = "a BERT masked-LM encoder",
       .noun = "a BERT",
       .tokenizer = "bpe",
+      .tasks = {Task::kMaskedLM, Task::kTextEncoder, Task::kSelfAttention},
       .commands = {"info", "eval", "attention", "bert fill", "serve", "quantize", "classify train --init-from"},
       .hint = "it fills in [MASK] with potop bert fill, and is fine-tuned with potop classify train --init-from",
       .trainer = "potop bert pretrain",
       .describe = describe_bert,
       .extra_ids = [](const nlohmann::json&) { return 1; },  // [MASK]
+      .lends_body = true,
   });
   return kind;
 }

@@ -5,7 +5,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "models/bert/bert.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 
 namespace potop {
 

@@ -32,7 +32,7 @@ RunResult train_bert(const BertOptions& requested, std::FILE* log, const RunCont
   check_specials(tokenizer, options.tokenizer.empty() ? options.data : "--tokenizer " + options.tokenizer);
   const BertConfig config = options.model_config(tokenizer.size() + 1);  // + [MASK]
   config.validate("model");
-  kit.check_config(config, gpt_fields);
+  kit.check_config(config, transformer_fields);
   const int B = options.batch_size, T = config.block_size;
   Bert& model = kit.build<Bert>(config, {B, T}, [&](Bert& m) {
     m.init_weights(options.seed);

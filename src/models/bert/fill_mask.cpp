@@ -43,9 +43,9 @@ std::vector<int> bert_input_ids(const Tokenizer& tokenizer, const BertConfig& co
   return ids;
 }
 
-std::vector<std::vector<FillCandidate>> fill_mask(Bert& model, const Tokenizer& tokenizer, std::string_view prompt,
-                                                  int top_k) {
-  const BertConfig& config = model.config();
+std::vector<std::vector<FillCandidate>> Bert::fill_mask(const Tokenizer& tokenizer, std::string_view prompt,
+                                                        int top_k) {
+  const BertConfig& config = this->config();
   if (prompt.find(kMaskText) == std::string_view::npos)
     throw Error("the prompt has no " + std::string(kMaskText) + " to fill: write it where a word is missing, as in "
                 "\"Pan [MASK] rzekł\"");
@@ -58,8 +58,8 @@ std::vector<std::vector<FillCandidate>> fill_mask(Bert& model, const Tokenizer& 
   const int length = T;
   Batch batch{{1, T}, ids.data(), targets.data()};
   batch.lengths = &length;
-  model.forward(batch, {/*training=*/false, 0});
-  const float* logits = model.logits();
+  forward(batch, {/*training=*/false, 0});
+  const float* logits = this->logits();
   std::vector<std::vector<FillCandidate>> out;
   for (size_t m = 0; m < masks.size(); ++m) {
     const float* l = logits + m * V;

@@ -21,12 +21,13 @@
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
 struct BowLayers;  // the architecture (bow.cpp)
 
-class BowLM final : public LayeredModel<BowLM, BowLayers> {
+class BowLM final : public LayeredModel<BowLM, BowLayers>, public WordAttention {
  public:
   explicit BowLM(const BowConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const BowConfig& config, const BatchShape& shape);
@@ -46,8 +47,14 @@ class BowLM final : public LayeredModel<BowLM, BowLayers> {
 
   // Of the last forward: the attention weights α (B, T, T), row t over the positions k < t (zero
   // elsewhere; all zero for none), and the per-position losses (B, T).
-  const float* attention_weights() const;
-  const float* losses() const;
+  const float* attention_weights() const override;
+  const float* losses() const override;
+
+  // Its weights on the earlier words (nn/tasks.h).
+  int window() const override { return config().block_size; }
+  std::string scoring() const override { return to_string(config().attention); }
+  bool attends() const override { return config().has_bag(); }
+  void attend(const int* ids, const int* targets, int T) override { forward(Batch{{1, T}, ids, targets}, Pass{}); }
   const float* logits() const;  // (B, T, V)
 
  private:

@@ -21,10 +21,12 @@ const ModelKind& bow_kind() {
       .description = "a bigram + attention bag-of-words language model",
       .noun = "a bag-of-words LM",
       .tokenizer = "word",
+      .tasks = {Task::kLanguageModel, Task::kWordAttention},
       .commands = {"info", "eval", "attention", "bow attention"},
       .hint = "use potop eval or potop attention (it does not generate text)",
       .trainer = "potop bow train",
       .describe = describe_bow,
+      .scored_unknown = Unknown::kReplace,  // trained with <unk> for the words its vocabulary lacks
   });
   return kind;
 }

@@ -25,12 +25,14 @@
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
 struct ClassifierLayers;  // the architecture (classifier.cpp)
 
-class Classifier final : public LayeredModel<Classifier, ClassifierLayers> {
+class Classifier final : public LayeredModel<Classifier, ClassifierLayers>, public SequenceClassifier,
+                         public SelfAttention {
  public:
   explicit Classifier(const ClassifierConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const ClassifierConfig& config, const BatchShape& shape);
@@ -48,7 +50,20 @@ class Classifier final : public LayeredModel<Classifier, ClassifierLayers> {
   const float* logits() const;  // (B, K) of the last forward
   // Attention probabilities of layer l in the last forward: (B, H, T, T), recomputed as
   // GPT::attention does, valid until the next call.
-  const float* attention(int layer);
+  const float* attention(int layer) override;
+
+  // What a classifier does (nn/tasks.h; classifier_tasks.cpp): texts encoded as in training.
+  const std::vector<std::string>& labels() const override { return config().labels; }
+  std::string pooling() const override;
+  Classified classify(const Tokenizer& tokenizer, const std::vector<std::string>& texts, const std::string& field) override;
+  int attention_layers() const override { return config().body.n_layer; }
+  int attention_heads() const override { return config().body.n_head; }
+  int context_length() const override { return config().body.block_size; }
+  bool causal() const override { return config().causal; }
+  // The focus is the row the head reads: [CLS], the last token (0 for mean pooling).
+  AttentionRow attention_row(const Tokenizer& tokenizer, const std::string& text, const std::string& field) const override;
+  void attend(const std::vector<int>& ids) override;
+  std::string axis_label(const Tokenizer& tokenizer, int id) const override;
 
  private:
   using Layers = ClassifierLayers;
@@ -66,6 +81,7 @@ class Classifier final : public LayeredModel<Classifier, ClassifierLayers> {
   std::vector<int> lengths_;   // each text's length (T without Batch::lengths)
   bool has_forward_ = false;
   std::vector<float> attention_map_, attention_scratch_;
+  int attended_length_ = 0;  // the row attend() read
 };
 
 }  // namespace potop

@@ -34,7 +34,7 @@ std::vector<Field> classifier_head_fields(ClassifierConfig& c) {
 
 std::vector<Field> classifier_fields(ClassifierConfig& c) {
   std::vector<Field> fields{{"vocab-size", "tokens in the vocabulary", &c.body.vocab_size, true}};
-  for (Field& f : gpt_fields(c.body)) fields.push_back(std::move(f));
+  for (Field& f : transformer_fields(c.body)) fields.push_back(std::move(f));
   for (Field& f : classifier_head_fields(c)) fields.push_back(std::move(f));
   return fields;
 }

@@ -1,5 +1,5 @@
 // The shape of a text classifier (models/classifier/classifier.h): the Transformer body's
-// GPTConfig fields, whether that body is causal (a GPT's) or bidirectional (a BERT's, or one
+// TransformerConfig fields, whether that body is causal (a GPT's) or bidirectional (a BERT's, or one
 // trained from scratch), how its rows are pooled into one vector per text, the classes' names,
 // and the head's dropout. One struct, one field list, one validate(), as for every model.
 #pragma once
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/fields.h"
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 
 namespace potop {
 
@@ -20,7 +20,7 @@ namespace potop {
 enum class Pooling { kAuto, kCls, kLast, kMean };
 
 struct ClassifierConfig {
-  GPTConfig body;        // vocab_size, block_size, widths, ... of the body
+  TransformerConfig body;        // vocab_size, block_size, widths, ... of the body
   bool causal = false;   // the look-ahead mask of a GPT's body; false: bidirectional
   int extra_ids = 0;      // ids past the tokenizer's vocabulary (a BERT body's [MASK]): vocab_size = tokenizer + this
   bool cls_sep = false;  // rows are [CLS] text [SEP] (<bos> text <eos>): a bidirectional body whose tokenizer has them

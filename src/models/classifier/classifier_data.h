@@ -30,6 +30,10 @@ struct EncodedTexts {
 EncodedTexts encode_texts(const ClassifierConfig& config, const Tokenizer& tokenizer,
                           const std::vector<std::string>& texts, const std::string& what);
 
+// A token as the table and the page show it: [CLS] and [SEP] by name, whitespace visible
+// (classifier_tasks.cpp).
+std::string classifier_token_text(const ClassifierConfig& config, const Tokenizer& tokenizer, int id);
+
 // Fills a batch of the given rows (indices into `rows`), padded with <pad> (id 0) to the
 // longest; labels null: none. The arrays live in this object until the next fill.
 class RowBatch {

@@ -22,6 +22,7 @@ const ModelKind& classifier_kind() {
       .description = "a text classifier",
       .noun = "a text classifier",
       .tokenizer = "word",
+      .tasks = {Task::kSequenceClassifier, Task::kSelfAttention},
       .commands = {"info", "attention", "classify eval", "classify predict", "classify attention", "serve", "quantize"},
       .hint = "use potop classify eval, predict or attention (it labels texts, it does not generate them)",
       .trainer = "potop classify train",

@@ -6,7 +6,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "models/classifier/classifier.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 
 namespace potop {
 

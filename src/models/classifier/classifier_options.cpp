@@ -21,7 +21,7 @@ std::vector<Field> classifier_option_fields(ClassifierOptions& o) {
       {"patience", "early stopping: stop after this many evaluations without a better dev accuracy (0 = never)",
        &o.patience},
   };
-  for (Field& f : gpt_fields(o.model.body)) fields.push_back(std::move(f));
+  for (Field& f : transformer_fields(o.model.body)) fields.push_back(std::move(f));
   for (Field& f : classifier_head_fields(o.model))  // cls-sep and extra-ids: decided by the body and its tokenizer
     if (f.name != "cls-sep" && f.name != "extra-ids") fields.push_back(std::move(f));
   for (Field& f : run_option_fields(o)) fields.push_back(std::move(f));

@@ -1,6 +1,6 @@
 // Everything `potop classify train` can be told: one struct, one field list (flags, help, the
 // "training" object of config.json and of the training state). The model's fields are the
-// body's (GPTConfig's list) and the head's (classifier_config.h); the run's are every trainer's
+// body's (TransformerConfig's list) and the head's (classifier_config.h); the run's are every trainer's
 // (train/run_options.h). The run defaults are Hugging Face's Trainer's for fine-tuning (AdamW
 // β2 0.999, no weight decay, a linear schedule to 0, gradient clipping at 1, 3 epochs) with
 // run_glue.py's batch of 32.

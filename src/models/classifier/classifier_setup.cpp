@@ -11,16 +11,15 @@ namespace potop {
 InitBody load_init_body(const std::string& dir) {
   InitBody init{load_model_dir(dir), {}, false};
   refuse_quantized(init.model.metadata, "--init-from " + dir, "fine-tuning");
-  const std::string& kind = init.model.kind->name;
-  if (kind != "gpt" && kind != "bert")
+  if (!init.model.kind->lends_body)
     throw wrong_kind("--init-from " + dir, *init.model.kind, "a GPT or a BERT whose body a classifier can start from");
-  // A BERT's config is the body's GPTConfig fields (and maybe its own): read the body's alone.
+  // A BERT's config is the body's TransformerConfig fields (and maybe its own): read the body's alone.
   nlohmann::json body = nlohmann::json::object();
-  const nlohmann::json all = to_json(GPTConfig{});
+  const nlohmann::json all = to_json(TransformerConfig{});
   for (const auto& [key, value] : init.model.config.items())
     if (all.contains(key)) body[key] = value;
   update_from_json(init.config, body, "--init-from " + dir);
-  init.causal = kind == "gpt";
+  init.causal = init.model.kind->can(Task::kCausalLM);
   return init;
 }
 
@@ -28,8 +27,8 @@ ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector
                                    const InitBody* init, const Tokenizer& tokenizer, std::vector<std::string> labels) {
   ClassifierConfig c = o.model;
   if (init) {
-    GPTConfig body = init->config, asked = o.model.body;
-    const std::vector<Field> have = gpt_fields(body), want = gpt_fields(asked);
+    TransformerConfig body = init->config, asked = o.model.body;
+    const std::vector<Field> have = transformer_fields(body), want = transformer_fields(asked);
     for (size_t i = 0; i < have.size(); ++i) {
       if (std::find(given.begin(), given.end(), have[i].name) == given.end()) continue;
       if (have[i].shape)

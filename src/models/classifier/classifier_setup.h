@@ -17,7 +17,7 @@ namespace potop {
 // The body a classifier starts from (--init-from): a GPT's (causal) or a BERT's (bidirectional).
 struct InitBody {
   LoadedModel model;
-  GPTConfig config;     // the body's fields of its config
+  TransformerConfig config;     // the body's fields of its config
   bool causal = false;
 };
 // Another kind is an Error naming it and what it is for.

@@ -35,12 +35,13 @@
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
 struct EncoderDecoderLayers;  // the architecture (encoder_decoder.cpp)
 
-class EncoderDecoder final : public LayeredModel<EncoderDecoder, EncoderDecoderLayers> {
+class EncoderDecoder final : public LayeredModel<EncoderDecoder, EncoderDecoderLayers>, public Seq2Seq {
  public:
   explicit EncoderDecoder(const EncoderDecoderConfig& config);  // parameters zero: init_weights, or load them
   static MemoryPlan plan(const EncoderDecoderConfig& config, const BatchShape& shape);
@@ -58,7 +59,15 @@ class EncoderDecoder final : public LayeredModel<EncoderDecoder, EncoderDecoderL
   const float* logits() const;  // (B, T, V) of the last forward
   // Cross-attention probabilities of decoder block l in the last forward (one without a KV
   // cache): (B, H, T, S), recomputed as GPT::attention does.
-  const float* cross_attention(int layer);
+  const float* cross_attention(int layer) override;
+
+  // Sequence to sequence (nn/tasks.h; encoder_decoder_tasks.cpp): translator.h's search, and one
+  // teacher-forced pass for the cross-attention.
+  int context_length() const override { return config().block_size; }
+  int attention_layers() const override { return config().n_layer; }
+  int attention_heads() const override { return config().n_head; }
+  std::vector<int> translate(std::span<const int> source, const DecodeOptions& options) override;
+  void attend(const std::vector<int>& source, const std::vector<int>& target) override;
 
   // Generation. encode_source() runs the encoder once on a source sentence (S tokens) and
   // projects its output into every cross-attention layer's keys and values: what decoding that
@@ -95,6 +104,7 @@ class EncoderDecoder final : public LayeredModel<EncoderDecoder, EncoderDecoderL
   MemoryKV encoded_;                           // encode()'s sentence
   std::vector<const MemoryKV*> row_sources_;   // decode_rows()'s, all &encoded_
   std::vector<float> attention_map_, attention_scratch_;
+  std::vector<int> attended_input_;  // attend()'s decoder input: <s> and the target
 };
 
 }  // namespace potop

@@ -17,8 +17,8 @@ std::vector<Field> all_fields(EncoderDecoderConfig& c) {
 }
 
 // The GPT's checks cover the shared fields (sizes, divisibility, dropout).
-GPTConfig as_gpt(const EncoderDecoderConfig& c) {
-  GPTConfig g;
+TransformerConfig as_gpt(const EncoderDecoderConfig& c) {
+  TransformerConfig g;
   g.vocab_size = c.vocab_size, g.block_size = c.block_size, g.n_layer = c.n_layer, g.n_head = c.n_head;
   g.n_embd = c.n_embd, g.dropout = c.dropout;
   return g;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/fields.h"
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 
 namespace potop {
 

@@ -22,6 +22,7 @@ const ModelKind& encoder_decoder_kind() {
       .description = "an encoder-decoder translation model",
       .noun = "a translation model",
       .tokenizer = "bpe",
+      .tasks = {Task::kSeq2Seq},
       .commands = {"info", "eval", "attention", "translate", "translate eval", "translate attention", "serve",
                    "quantize", "translate train --init-from"},
       .hint = "use potop translate (translate eval, translate attention)",

@@ -1,6 +1,6 @@
 // The encoder_decoder row of the table of model kinds (models/kinds.h).
 #pragma once
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 
 namespace potop {
 

@@ -21,14 +21,8 @@
 
 namespace potop {
 
-struct DecodeOptions {
-  int beam = 1;         // 1: greedy
-  float alpha = 0.6f;   // length penalty exponent (GNMT)
-  int max_extra = 16;   // at most |source| + max_extra target tokens (and block_size - 1)
-  // Beam search advances its K hypotheses in one decoder pass of K rows (each with its own KV
-  // cache); false: one pass per hypothesis, the reference the batched pass is tested against.
-  bool batched = true;
-};
+// DecodeOptions (greedy or beam, the length penalty): nn/tasks.h.
+
 
 // The target ids (without <s> and </s>) for source ids (ending in </s>, at most block_size), by
 // beam search (options.beam hypotheses; 1 is greedy search done the beam's way).

@@ -9,6 +9,7 @@
 #include "core/profile.h"
 #include "nn/lm_head.h"
 #include "nn/transformer_body.h"
+#include "report/attention_map.h"
 
 namespace potop {
 
@@ -109,6 +110,14 @@ void GPT::backward(float loss_scale) {
 const float* GPT::logits() const { return layers_->head.logits(acts_); }
 
 const float* GPT::losses() const { return layers_->head.losses(acts_); }
+
+AttentionRow GPT::attention_row(const Tokenizer& tokenizer, const std::string& text, const std::string& field) const {
+  return {tokenizer.encode(text, field), false, 0};
+}
+
+void GPT::attend(const std::vector<int>& ids) { forward(Batch{{1, int(ids.size())}, ids.data(), nullptr}, Pass{}); }
+
+std::string GPT::axis_label(const Tokenizer& tokenizer, int id) const { return token_label(tokenizer, id); }
 
 const float* GPT::attention(int layer) {
   POTOP_CHECK(layer >= 0 && layer < config().n_layer && last_.B > 0 && !last_.cache && !last_.caches,

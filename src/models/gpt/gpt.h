@@ -22,12 +22,13 @@
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
+#include "nn/tasks.h"
 
 namespace potop {
 
 struct GPTLayers;  // the architecture (gpt.cpp)
 
-class GPT final : public LayeredModel<GPT, GPTLayers> {
+class GPT final : public LayeredModel<GPT, GPTLayers>, public CausalLM, public SelfAttention {
  public:
   explicit GPT(const GPTConfig& config);  // parameters zero: init_weights, or load them
   // What GPT(config) and reserve(shape) would allocate, computed from the same layouts without
@@ -47,20 +48,30 @@ class GPT final : public LayeredModel<GPT, GPTLayers> {
 
   // Generation: tokens (1, T) continue the sequence whose keys and values the cache holds
   // (cache.length positions), and are appended to it. No dropout, no loss.
-  void forward(const int* tokens, int T, KVCache& cache);
+  void forward(const int* tokens, int T, KVCache& cache) override;
   // Batched decoding: B independent sequences take one token each, tokens[b] continuing the
   // sequence in *caches[b] (at position caches[b]->length, which then grows by one), in one
   // forward pass. logits() are (B, V), row b computed as forward(&tokens[b], 1, *caches[b]) would.
-  void forward_rows(const int* tokens, int B, KVCache* const* caches);
-  KVCache new_cache() const;
+  void forward_rows(const int* tokens, int B, KVCache* const* caches) override;
+  KVCache new_cache() const override;
+  int vocab_size() const override { return config().vocab_size; }
+  int context_length() const override { return config().block_size; }
 
-  const float* logits() const;  // (B, T, V) of the last forward
+  const float* logits() const override;  // (B, T, V) of the last forward
   int last_rows() const { return last_.rows(); }  // B·T of the last forward
   const float* losses() const;  // (B, T) per-position losses of the last forward with targets
   // Attention probabilities of layer l in the last forward (one without a KV cache): (B, H, T, T).
   // The forward pass does not keep them; each call recomputes them from the layer's saved
   // projections into a buffer that stays valid until the next call.
-  const float* attention(int layer);
+  const float* attention(int layer) override;
+
+  // Self-attention (nn/tasks.h): the text's tokens, causal.
+  int attention_layers() const override { return config().n_layer; }
+  int attention_heads() const override { return config().n_head; }
+  bool causal() const override { return true; }
+  AttentionRow attention_row(const Tokenizer& tokenizer, const std::string& text, const std::string& field) const override;
+  void attend(const std::vector<int>& ids) override;
+  std::string axis_label(const Tokenizer& tokenizer, int id) const override;
 
  private:
   using Layers = GPTLayers;

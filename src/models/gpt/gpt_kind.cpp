@@ -1,6 +1,9 @@
 #include "models/gpt/gpt_kind.h"
 
+#include "core/arena.h"
 #include "models/gpt/gpt.h"
+#include "models/gpt/gpt_gguf.h"
+#include "models/gpt/gpt_hf_export.h"
 
 namespace potop {
 
@@ -14,6 +17,23 @@ std::string describe_gpt(const nlohmann::json& j) {
          (c.bias ? "with" : "no") + " biases";
 }
 
+// potop export --format gguf: llama.cpp's gpt2 architecture.
+ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
+  ExportResult out;
+  const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
+  const GgufWriter w = gpt2_gguf(dynamic_cast<const GPT&>(model), tokenizer, weights, r.name, out.notes);
+  w.write(r.out);
+  out.summary = std::string("llama.cpp gpt2, ") + to_string(weights) + " weights, " + std::to_string(w.tensor_count()) +
+                " tensors, " + format_bytes(w.file_bytes());
+  return out;
+}
+
+// potop export --format hf: a Hugging Face GPT-2 directory.
+ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
+  export_hf(dynamic_cast<const GPT&>(model), tokenizer, r.out);
+  return {{}, "a Hugging Face GPT-2 directory (GPT2LMHeadModel)"};
+}
+
 }  // namespace
 
 const ModelKind& gpt_kind() {
@@ -22,12 +42,29 @@ const ModelKind& gpt_kind() {
       .description = "a decoder-only Transformer language model",
       .noun = "a GPT",
       .tokenizer = "char",  // directories from before the other tokenizers name none
+      .tasks = {Task::kLanguageModel, Task::kCausalLM, Task::kSelfAttention},
       .commands = {"info", "eval", "sample", "attention", "serve", "quantize", "export", "train --init-from"},
       .hint = "it generates text with potop sample",
       .trainer = "potop train",
       .describe = describe_gpt,
+      .lends_body = true,
+      .export_gguf = write_gguf,
+      .export_hf = write_hf,
   });
   return kind;
+}
+
+ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer) {
+  return ModelHeader{gpt_kind().name, to_json(config), &tokenizer};
+}
+
+void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
+                      const nlohmann::json& training) {
+  save_model_files(dir, gpt_kind().name, to_json(config), tokenizer, training);
+}
+
+LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which) {
+  return load_model_dir_as<GPT, GPTConfig>(dir, which, gpt_kind().name);
 }
 
 }  // namespace potop

@@ -1,9 +1,26 @@
-// The gpt row of the table of model kinds (models/kinds.h).
+// The gpt row of the table of model kinds (nn/model_kind.h), and a GPT's model directory.
 #pragma once
-#include "models/kinds.h"
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "checkpoint/model_dir.h"
+#include "models/gpt/gpt.h"
+#include "nn/model_kind.h"
 
 namespace potop {
 
 const ModelKind& gpt_kind();
+
+// What every weights file of a GPT says about it.
+ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer);
+
+// Writes a GPT's config.json and the tokenizer's files (save_model_files).
+void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
+                      const nlohmann::json& training);
+
+// A GPT, as its own commands use it.
+using LoadedGpt = LoadedAs<GPT, GPTConfig>;
+LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which = "");
 
 }  // namespace potop

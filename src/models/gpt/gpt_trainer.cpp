@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "core/error.h"
 #include "models/gpt/gpt.h"
 #include "models/gpt/token_data.h"

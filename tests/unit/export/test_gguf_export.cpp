@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "export/gguf_gpt2.h"
+#include "models/gpt/gpt_gguf.h"
 #include "export/gguf_vocab.h"
 #include "kernels/quant.h"
 #include "tokenizer/char_tokenizer.h"

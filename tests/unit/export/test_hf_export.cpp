@@ -2,7 +2,7 @@
 // with potop's own reader (names, shapes, values, config.json, tokenizer files); the PyTorch check
 // (tests/torch/check_hf_export.py, ctest cli.hf_export_torch) runs GPT-2's forward pass on what
 // HfExport.WritesTorchCheckFixtures writes and compares its logits and token ids with potop's.
-#include "export/hf_export.h"
+#include "models/gpt/gpt_hf_export.h"
 
 #include <gtest/gtest.h>
 

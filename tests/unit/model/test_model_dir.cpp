@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "core/error.h"
 #include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"

@@ -6,9 +6,10 @@
 #include <cstring>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "checkpoint/weights.h"
 #include "core/error.h"
-#include "models/kinds.h"
+#include "nn/model_kind.h"
 #include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"
 

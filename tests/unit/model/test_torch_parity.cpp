@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "core/safetensors.h"

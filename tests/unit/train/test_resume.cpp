@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "support/testing.h"

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 #include "core/error.h"
 #include "support/testing.h"
 #include "models/gpt/gpt_trainer.h"

@@ -1,4 +1,4 @@
-// A translation model served: /v1/completions and /v1/chat/completions answer with the
+// A sequence-to-sequence model (nn/tasks.h: Seq2Seq, a translation model) served: /v1/completions and /v1/chat/completions answer with the
 // translation of the prompt (of the last user message in a chat), decoded by greedy or beam
 // search as `potop translate` does, and /v1/attention gives the decoder's cross-attention over
 // the source. A translation is searched, not sampled: the sampling fields are accepted (clients
@@ -9,8 +9,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "models/encoder_decoder/translation_model.h"
-#include "models/encoder_decoder/translator.h"
 #include "serve/chat_request.h"
 #include "serve/completion_shape.h"
 #include "serve/endpoints.h"
@@ -24,20 +22,20 @@ using nlohmann::json;
 
 constexpr int kMaxBeam = 16;
 
-class TranslationEndpoints final : public Endpoints {
+class Seq2SeqEndpoints final : public Endpoints {
  public:
-  TranslationEndpoints(LoadedModel&& m, const ServeOptions& o) : options(o), exclusive(o) {
-    name = served_name(m.weights);
-    model = as_translation_model(std::move(m));
+  Seq2SeqEndpoints(LoadedModel&& m, const ServeOptions& o)
+      : options(o), model(std::move(m)), s2s(*task<Seq2Seq>(*model.model)), exclusive(o) {
+    name = served_name(model.weights);
   }
 
   json meta() const override {
-    const EncoderDecoderConfig& c = model.config;
-    return {{"kind", "encoder-decoder"}, {"source", model.source}, {"target", model.target},
-            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
-            {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"tokenizer", model.tokenizer->kind()},
-            {"parameters", model.model->num_parameters()}, {"checkpoint", model.weights.string()},
-            {"views", {"translate", "attention"}}};
+    json meta = model_meta(model);
+    // The languages its config.json names ("?" for a lone weights file, which does not say).
+    meta["source"] = model.files.value("source", std::string("?"));
+    meta["target"] = model.files.value("target", std::string("?"));
+    meta["views"] = json::array({"translate", "attention"});
+    return meta;
   }
 
   std::vector<Route> routes() override {
@@ -65,9 +63,9 @@ class TranslationEndpoints final : public Endpoints {
     }
     if (ids.empty()) throw ApiError::invalid(field, field + " holds nothing to translate");
     ids.push_back(kEosId);
-    if (static_cast<int>(ids.size()) > model.config.block_size)
+    if (static_cast<int>(ids.size()) > s2s.context_length())
       throw ApiError::invalid(field, field + " is " + std::to_string(ids.size()) + " tokens with </s>, longer than the "
-                                         "model's block of " + std::to_string(model.config.block_size));
+                                         "model's block of " + std::to_string(s2s.context_length()));
     return ids;
   }
 
@@ -113,7 +111,7 @@ class TranslationEndpoints final : public Endpoints {
     const DecodeOptions decode = decode_options(body);
     const std::vector<int> source =
         source_of(source_text, api == Api::kChat ? "messages" : api == Api::kResponses ? "input" : "prompt");
-    std::vector<int> target = translate_ids(*model.model, source, decode);
+    std::vector<int> target = s2s.translate(source, decode);
     CompletionResult out;
     out.prompt_tokens = static_cast<int>(source.size());
     out.finish_reason = "stop";  // </s>
@@ -148,7 +146,7 @@ class TranslationEndpoints final : public Endpoints {
     const std::vector<int> source = source_of(text, "text");
     std::vector<int> target;
     if (translation.empty()) {
-      target = translate_ids(*model.model, source, DecodeOptions{});
+      target = s2s.translate(source, DecodeOptions{});
     } else {
       try {
         target = model.tokenizer->encode(translation, "translation", options.unknown, nullptr);
@@ -156,21 +154,16 @@ class TranslationEndpoints final : public Endpoints {
         throw ApiError::invalid("translation", e.what());
       }
     }
-    const EncoderDecoderConfig& c = model.config;
-    if (static_cast<int>(target.size()) + 1 > c.block_size) target.resize(size_t(c.block_size - 1));
+    const int block = s2s.context_length(), n_layer = s2s.attention_layers(), n_head = s2s.attention_heads();
+    if (static_cast<int>(target.size()) + 1 > block) target.resize(size_t(block - 1));
     const int S = static_cast<int>(source.size()), T = static_cast<int>(target.size()) + 1;
-    std::vector<int> input{kBosId};
-    input.insert(input.end(), target.begin(), target.end());
-    Batch batch;
-    batch.B = 1, batch.T = T, batch.S = S;
-    batch.tokens = input.data(), batch.source = source.data();
-    model.model->forward(batch, Pass{});
+    s2s.attend(source, target);
     // Row i: the decoder position that predicts target token i (the last predicts </s>).
     json layers = json::array();
-    for (int l = 0; l < c.n_layer; ++l) {
-      const float* att = model.model->cross_attention(l);  // (1, H, T, S)
+    for (int l = 0; l < n_layer; ++l) {
+      const float* att = s2s.cross_attention(l);  // (1, H, T, S)
       json heads = json::array();
-      for (int h = 0; h < c.n_head; ++h) {
+      for (int h = 0; h < n_head; ++h) {
         json rows = json::array();
         for (int i = 0; i < T; ++i) {
           json row = json::array();
@@ -187,21 +180,22 @@ class TranslationEndpoints final : public Endpoints {
     for (int id : target) queries.push_back(label(id));
     queries.push_back("</s>");
     send_json(res, {{"tokens", keys}, {"queries", queries}, {"cross", true}, {"causal", false}, {"focus", 0},
-                    {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"translation", model.tokenizer->decode(target)},
+                    {"n_layer", n_layer}, {"n_head", n_head}, {"translation", model.tokenizer->decode(target)},
                     {"attention", layers}});
   }
 
   ServeOptions options;
   std::string name;
-  TranslationModel model;
+  LoadedModel model;
+  Seq2Seq& s2s;
   OneAtATime exclusive;
   std::atomic<long> next_id{1};
 };
 
 }  // namespace
 
-std::unique_ptr<Endpoints> translation_endpoints(LoadedModel&& model, const ServeOptions& options) {
-  return std::make_unique<TranslationEndpoints>(std::move(model), options);
+std::unique_ptr<Endpoints> seq2seq_endpoints(LoadedModel&& model, const ServeOptions& options) {
+  return std::make_unique<Seq2SeqEndpoints>(std::move(model), options);
 }
 
 }  // namespace potop::serve

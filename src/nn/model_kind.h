@@ -1,8 +1,11 @@
 // The table of model kinds: one row per model that has a model directory (config.json "kind"),
 // so that one loader (checkpoint/model_dir.h) and the commands that take any model (info, eval,
-// attention) handle every kind the same way, as llama.cpp's architecture table lets one loader
-// serve every architecture. Each model folder writes its own row (models/gpt/gpt_kind.cpp,
-// ...); kinds.cpp lists them. Adding a model is a folder and one row.
+// attention, serve) handle every kind the same way, as llama.cpp's architecture table lets one
+// loader serve every architecture. Each model folder writes its own row (models/gpt/gpt_kind.cpp,
+// ...), with the tasks its model can do (nn/tasks.h); models/kinds.cpp lists the rows and
+// defines model_kinds(). This header is the row's type, below every layer that reads the table:
+// the loader, the run kit and the commands see rows, never a model's class. Adding a model is a
+// folder and one row.
 //
 // Configs travel as JSON between the table and its users: the row parses it into its typed
 // config (GPTConfig, BowConfig, ...) and back, so the loader needs no model's header.
@@ -16,15 +19,30 @@
 #include "core/error.h"
 #include "nn/model.h"
 #include "nn/parameters.h"
+#include "nn/tasks.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop {
+
+// potop export: a model written in another program's format.
+struct ExportRequest {
+  std::string type;  // gguf: the weight matrices' type, f32, f16 or q8_0 (checked by the command)
+  std::string name;  // gguf: general.name
+  std::string out;   // the file (gguf) or the new directory (hf) to write
+};
+struct ExportResult {
+  std::vector<std::string> notes;  // lines for the user: fallbacks, what the other program does differently
+  std::string summary;             // what was written: "llama.cpp gpt2, f16 weights, 28 tensors, 1.2 MB"
+};
+using ExportWriter = std::function<ExportResult(const Model& model, const Tokenizer& tokenizer, const ExportRequest& request)>;
 
 struct ModelKind {
   std::string name;         // config.json's "kind": "gpt", "bow", "encoder-decoder"
   std::string description;  // one line: "decoder-only Transformer language model (GPT)"
   std::string noun;         // how an error calls it: "a GPT", "a translation model"
   std::string tokenizer;    // the tokenizer a config.json without "tokenizer" means
-  std::vector<std::string> commands;  // the potop commands that take it: "sample", "eval", ...
+  std::vector<Task> tasks;  // what its model can do (nn/tasks.h): the interfaces its class implements
+  std::vector<std::string> commands;  // for potop info: the potop commands that take it: "sample", "eval", ...
   std::string hint;         // where to go for the others: "use potop translate"
   std::string trainer;      // the command that trains it, and resumes its runs: "potop translate train"
 
@@ -37,9 +55,22 @@ struct ModelKind {
   // Ids the model has past its tokenizer's vocabulary (BERT's [MASK], T5's sentinels), so that
   // vocab_size = tokenizer size + extra_ids(config); null: none.
   std::function<int(const nlohmann::json& config)> extra_ids = {};
+  // How `potop eval` treats text its vocabulary lacks by default: as its trainer did (a
+  // bag-of-words LM learned <unk> for the words it lacks; the others refuse them).
+  Unknown scored_unknown = Unknown::kError;
+  // Its model is a Transformer body (nn/transformer_body.h, under GPT-2's names) with a head: a
+  // classifier can start from that body (classify train --init-from), causal when the model is
+  // a causal LM.
+  bool lends_body = false;
+  // potop export --format gguf / hf: the writers of other programs' formats, which live in the
+  // model's folder (its tensor names there), as llama.cpp keeps one table per architecture; null
+  // when the kind has none.
+  ExportWriter export_gguf = {}, export_hf = {};
+
+  bool can(Task task) const;
 };
 
-// Every kind, in the order `potop info` and errors list them.
+// Every kind, in the order `potop info` and errors list them (models/kinds.cpp).
 const std::vector<const ModelKind*>& model_kinds();
 // The kind of this name; an unknown name is an Error listing the known ones.
 const ModelKind& model_kind(const std::string& name);

@@ -1,5 +1,5 @@
 // A potop GPT as a Hugging Face GPT-2 directory (see hf_export.h and docs/export-hf.md).
-#include "export/hf_export.h"
+#include "models/gpt/gpt_hf_export.h"
 
 #include <string>
 #include <system_error>
@@ -18,6 +18,13 @@
 namespace potop {
 
 namespace {
+
+// What the directory is written from: the GPT, its config and its tokenizer.
+struct HfSource {
+  const GPTConfig& config;
+  const GPT* model;
+  const Tokenizer* tokenizer;
+};
 
 using ojson = nlohmann::ordered_json;
 
@@ -81,7 +88,7 @@ void check_maps(const GPTConfig& c, const Tokenizer& tokenizer) {
                 std::to_string(tokenizer.size()));
 }
 
-std::vector<HfTensor> gpt2_tensors(const LoadedGpt& m) {
+std::vector<HfTensor> gpt2_tensors(const HfSource& m) {
   const GPTConfig& c = m.config;
   const int64_t C = c.n_embd, V = c.vocab_size, T = c.block_size;
   TensorCollector out(m.model->parameters());
@@ -116,7 +123,7 @@ std::vector<HfTensor> gpt2_tensors(const LoadedGpt& m) {
 // Whether the tokenizer has potop's special tokens (<pad> 0, <bos> 1, <eos> 2, <unk> 3): all but char.
 bool has_specials(const Tokenizer& tokenizer) { return tokenizer.kind() != "char"; }
 
-ojson config_json(const LoadedGpt& m) {
+ojson config_json(const HfSource& m) {
   const GPTConfig& c = m.config;
   const bool specials = has_specials(*m.tokenizer);
   const ojson bos = specials ? ojson(kBosId) : ojson(nullptr), eos = specials ? ojson(kEosId) : ojson(nullptr);
@@ -149,7 +156,7 @@ ojson config_json(const LoadedGpt& m) {
   return j;
 }
 
-ojson generation_config_json(const LoadedGpt& m) {
+ojson generation_config_json(const HfSource& m) {
   ojson j;
   if (has_specials(*m.tokenizer)) {
     j["bos_token_id"] = kBosId;
@@ -197,7 +204,7 @@ ojson tokenizer_json(ojson added, ojson pre_tokenizer, ojson decoder, ojson mode
   return j;
 }
 
-ojson tokenizer_config(const std::string& tokenizer_class, const LoadedGpt& m) {
+ojson tokenizer_config(const std::string& tokenizer_class, const HfSource& m) {
   ojson j;
   j["tokenizer_class"] = tokenizer_class;
   j["model_max_length"] = m.config.block_size;
@@ -213,7 +220,7 @@ ojson tokenizer_config(const std::string& tokenizer_class, const LoadedGpt& m) {
 
 std::string dump(const ojson& j) { return j.dump(2) + "\n"; }
 
-void write_tokenizer_files(const LoadedGpt& m, const fs::path& dir) {
+void write_tokenizer_files(const HfSource& m, const fs::path& dir) {
   const Tokenizer& t = *m.tokenizer;
   if (const auto* chars = dynamic_cast<const CharTokenizer*>(&t)) {
     // One token per code point: a BPE without merges over the characters themselves (not GPT-2's
@@ -266,6 +273,11 @@ void write_safetensors_file(const fs::path& path, const std::vector<HfTensor>& t
 
 void export_hf(const LoadedGpt& model, const fs::path& out_dir) {
   POTOP_CHECK(model.model && model.tokenizer, "export_hf needs a loaded model and its tokenizer");
+  export_hf(*model.model, *model.tokenizer, out_dir);
+}
+
+void export_hf(const GPT& gpt, const Tokenizer& tokenizer, const fs::path& out_dir) {
+  const HfSource model{gpt.config(), &gpt, &tokenizer};
   check_maps(model.config, *model.tokenizer);
 
   fs::path out = out_dir.has_filename() ? out_dir : out_dir.parent_path();  // "out/" is "out"

@@ -1,4 +1,4 @@
-#include "models/gpt/gpt_config.h"
+#include "nn/transformer_config.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -13,16 +13,16 @@ void require(bool ok, const std::string& source, const std::string& field, const
   if (!ok) throw Error(source + ": " + field + " " + what);
 }
 
-// gpt_fields with vocab_size in front: everything a saved config holds.
-std::vector<Field> all_fields(GPTConfig& c) {
+// transformer_fields with vocab_size in front: everything a saved config holds.
+std::vector<Field> all_fields(TransformerConfig& c) {
   std::vector<Field> fields{{"vocab-size", "tokens in the vocabulary", &c.vocab_size, true}};
-  for (Field& f : gpt_fields(c)) fields.push_back(std::move(f));
+  for (Field& f : transformer_fields(c)) fields.push_back(std::move(f));
   return fields;
 }
 
 }  // namespace
 
-std::vector<Field> gpt_fields(GPTConfig& c) {
+std::vector<Field> transformer_fields(TransformerConfig& c) {
   return {
       {"n-layer", "number of Transformer blocks", &c.n_layer, true},
       {"n-head", "attention heads per block", &c.n_head, true},
@@ -40,7 +40,7 @@ std::vector<Field> gpt_fields(GPTConfig& c) {
   };
 }
 
-void GPTConfig::validate(const std::string& source) const {
+void TransformerConfig::validate(const std::string& source) const {
   require(vocab_size > 0, source, "vocab_size", "must be positive (got " + std::to_string(vocab_size) + ")");
   require(block_size > 0, source, "block_size", "must be positive (got " + std::to_string(block_size) + ")");
   require(block_size <= 65536, source, "block_size", "is too large (max 65536)");
@@ -59,12 +59,12 @@ std::string to_string(NormPlacement v) { return v == NormPlacement::kPre ? "pre"
 std::string to_string(Activation v) { return v == Activation::kGelu ? "gelu" : "relu"; }
 std::string to_string(PositionEncoding v) { return v == PositionEncoding::kLearned ? "learned" : "sinusoidal"; }
 
-nlohmann::json to_json(const GPTConfig& config) {
-  GPTConfig copy = config;
+nlohmann::json to_json(const TransformerConfig& config) {
+  TransformerConfig copy = config;
   return fields_to_json(all_fields(copy));
 }
 
-void update_from_json(GPTConfig& config, const nlohmann::json& j, const std::string& source) {
+void update_from_json(TransformerConfig& config, const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw Error(source + ": expected a JSON object with the model config");
   apply_json(all_fields(config), j, source, "model field");
 }

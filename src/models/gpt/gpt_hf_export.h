@@ -18,7 +18,7 @@
 #pragma once
 #include <filesystem>
 
-#include "checkpoint/model_dir.h"
+#include "models/gpt/gpt_kind.h"
 
 namespace potop {
 
@@ -26,6 +26,7 @@ namespace potop {
 // directory (else a potop::Error naming it); its parents are created. The files are written into
 // a temporary sibling which is renamed to out_dir at the end, so a failure leaves no half-written
 // directory behind.
+void export_hf(const GPT& model, const Tokenizer& tokenizer, const std::filesystem::path& out_dir);
 void export_hf(const LoadedGpt& model, const std::filesystem::path& out_dir);
 
 }  // namespace potop

@@ -1,4 +1,4 @@
-#include "export/gguf_gpt2.h"
+#include "models/gpt/gpt_gguf.h"
 
 #include <cstring>
 
@@ -97,13 +97,6 @@ void check_architecture(const GPTConfig& c) {
 }
 
 }  // namespace
-
-GgmlType parse_gguf_weight_type(const std::string& name, const std::string& flag) {
-  if (name == "f32") return GgmlType::kF32;
-  if (name == "f16") return GgmlType::kF16;
-  if (name == "q8_0") return GgmlType::kQ8_0;
-  throw Error(flag + " " + name + ": not a GGUF weight type potop writes (f32, f16 or q8_0)");
-}
 
 GgufWriter gpt2_gguf(const GPT& model, const Tokenizer& tokenizer, GgmlType weights, const std::string& name,
                      std::vector<std::string>& notes) {

@@ -1,0 +1,48 @@
+// The shape of a Transformer body (the layers of nn/: widths, heads, norm placement, activation,
+// positions) that every model built on it shares: the GPT's config, a BERT's, a classifier's body.
+// One struct, one field list (transformer_fields) that drives its JSON (config.json,
+// checkpoints), the trainers' flags and their help, and one validate().
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "core/fields.h"
+
+namespace potop {
+
+enum class NormPlacement { kPre, kPost };               // GPT-2 pre-LN, or "Add & Norm" post-LN
+enum class Activation { kGelu, kRelu };                 // feed-forward non-linearity
+enum class PositionEncoding { kLearned, kSinusoidal };  // wpe table, or the fixed sin/cos table
+
+struct TransformerConfig {
+  int vocab_size = 0;
+  int block_size = 64;  // maximum context length T
+  int n_layer = 4;
+  int n_head = 4;
+  int n_embd = 128;      // C; head size is n_embd / n_head
+  float dropout = 0.0f;  // after embeddings, on attention probabilities, after each sub-layer
+  bool bias = true;      // biases in linear layers and LayerNorms
+  NormPlacement norm = NormPlacement::kPre;
+  Activation activation = Activation::kGelu;
+  PositionEncoding positions = PositionEncoding::kLearned;
+
+  int head_size() const { return n_embd / n_head; }
+  // Throws potop::Error "<source>: <field> <what is wrong>".
+  void validate(const std::string& source = "config") const;
+};
+
+// Every field but vocab_size (which comes from the tokenizer, not from the user), in the order
+// of `potop train --help`. The fields marked `shape` fix the tensors' names and sizes.
+std::vector<Field> transformer_fields(TransformerConfig& config);
+
+std::string to_string(NormPlacement v);
+std::string to_string(Activation v);
+std::string to_string(PositionEncoding v);
+
+nlohmann::json to_json(const TransformerConfig& config);
+// Reads the fields present in j into config (others keep their values); rejects unknown
+// fields and wrong types with an Error naming `source` and the field.
+void update_from_json(TransformerConfig& config, const nlohmann::json& j, const std::string& source);
+
+}  // namespace potop
