@@ -32,12 +32,17 @@ kind, r = sys.argv[1], json.load(open(sys.argv[2]))
 assert r["kind"] == kind and r["parameters"] > 0 and r["config"]["vocab_size"] == r["tokenizer"]["size"], r
 assert r["checkpoints"] and r["training"]["steps"] == 3, r
 assert (r.get("source"), r.get("target")) == (("fwd", "rev") if kind == "encoder-decoder" else (None, None)), r
+# What it can do (nn/tasks.h), as its row of the kinds table says.
+tasks = {"gpt": ["language-model", "causal-lm", "self-attention"], "bow": ["language-model", "word-attention"],
+         "encoder-decoder": ["seq2seq"]}[kind]
+assert r["tasks"] == tasks, r["tasks"]
 PY
     ok "info --json of $dir: kind $kind"
   else
     fail "info --json of $dir (kind $kind): $(cat info-$dir.json info-$dir.log)"
   fi
   "$POTOP" info -m "$dir" >info-$dir.txt 2>&1 && grep -q "^commands: potop info, potop eval" info-$dir.txt &&
+    grep -q "^tasks: [a-z-]" info-$dir.txt &&
     ok "info of $dir: $(head -n 1 info-$dir.txt)" || fail "info of $dir: $(cat info-$dir.txt)"
 done
 

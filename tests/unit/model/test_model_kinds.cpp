@@ -1,8 +1,9 @@
-// The table of model kinds (models/kinds.h): every row builds the model its parameter layout
-// describes, an unknown kind names the known ones, and the one loader round-trips a saved model
+// The table of model kinds (nn/model_kind.h): every row builds the model its parameter layout
+// describes and implements the tasks it lists, an unknown kind names the known ones, and the one loader round-trips a saved model
 // of every kind.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "checkpoint/model_dir.h"
@@ -10,6 +11,7 @@
 #include "checkpoint/weights.h"
 #include "core/error.h"
 #include "nn/model_kind.h"
+#include "nn/tasks.h"
 #include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"
 
@@ -47,6 +49,42 @@ TEST(ModelKinds, EveryKindBuildsTheLayoutItDescribes) {
         << kind->name;
     EXPECT_FALSE(kind->describe(config).empty()) << kind->name;
   }
+}
+
+// The tasks a row lists are the interfaces its model implements (nn/tasks.h), no more, no less:
+// the commands trust the row before loading (info, eval, serve) and the interface after.
+TEST(ModelKinds, EveryKindsTasksAreTheInterfacesItsModelImplements) {
+  for (const ModelKind* kind : model_kinds()) {
+    const std::unique_ptr<Model> model = kind->make(kind->normalize(small_config(*kind, 11), "test"));
+    EXPECT_EQ(kind->can(Task::kCausalLM), task<CausalLM>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kSelfAttention), task<SelfAttention>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kMaskedLM), task<MaskedLM>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kTextEncoder), task<TextEncoder>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kSequenceClassifier), task<SequenceClassifier>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kSeq2Seq), task<Seq2Seq>(*model) != nullptr) << kind->name;
+    EXPECT_EQ(kind->can(Task::kWordAttention), task<WordAttention>(*model) != nullptr) << kind->name;
+    // A causal LM is a language model; every kind can do something.
+    if (kind->can(Task::kCausalLM)) {
+      EXPECT_TRUE(kind->can(Task::kLanguageModel)) << kind->name;
+    }
+    EXPECT_FALSE(kind->tasks.empty()) << kind->name;
+    for (const Task t : kind->tasks) EXPECT_NE(to_string(t), "?") << kind->name;
+  }
+}
+
+// A causal LM's interface gives what generation reads: its sizes, a cache of its context, and the
+// logits of the positions it was fed.
+TEST(ModelKinds, ACausalLMGivesTheLogitsOfWhatItIsFed) {
+  const ModelKind& kind = model_kind("gpt");
+  const std::unique_ptr<Model> model = kind.make(kind.normalize(small_config(kind, 11), "test"));
+  CausalLM& lm = *task<CausalLM>(*model);
+  EXPECT_EQ(lm.vocab_size(), 11);
+  EXPECT_EQ(lm.context_length(), 8);
+  KVCache cache = lm.new_cache();
+  const int ids[3] = {1, 2, 3};
+  lm.forward(ids, 3, cache);
+  EXPECT_EQ(cache.length, 3);
+  for (int i = 0; i < 3 * 11; ++i) EXPECT_TRUE(std::isfinite(lm.logits()[i]));
 }
 
 TEST(ModelKinds, AnInvalidConfigIsAnErrorNamingItsSource) {

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "models/gpt/gpt.h"
 #include "core/error.h"
 #include "report/attention_map.h"
 #include "tokenizer/char_tokenizer.h"
@@ -58,13 +59,13 @@ TEST(AttentionMap, OneCausalMapPerLayerAndHead) {
   GPT model(c);
   model.init_weights(1);
   const std::vector<int> ids = tok.encode(U"a<b& \n");
-  const std::string html = attention_html(model, tok, ids);
+  const std::string html = attention_html(self_attention_maps(model, tok), ids);
   EXPECT_EQ(count(html, "<svg"), 6u);                 // 2 layers x 3 heads
   EXPECT_EQ(count(html, "<rect"), 6u * (6 * 7 / 2));  // the lower triangle of 6x6, per map
   EXPECT_NE(html.find("&lt;"), std::string::npos);    // characters are escaped
   EXPECT_EQ(html.find("<b&"), std::string::npos);
   EXPECT_NE(html.find("↵"), std::string::npos);       // a newline is shown, not swallowed
-  const std::string one = attention_html(model, tok, ids, 1, 2);
+  const std::string one = attention_html(self_attention_maps(model, tok), ids, 1, 2);
   EXPECT_EQ(count(one, "<svg"), 1u);
   EXPECT_NE(one.find("layer 1, head 2"), std::string::npos);
 }
@@ -76,7 +77,7 @@ TEST(AttentionMap, RejectsImpossibleRequests) {
   GPT model(c);
   auto message = [&](const std::vector<int>& ids, int layer, int head) {
     try {
-      attention_html(model, tok, ids, layer, head);
+      attention_html(self_attention_maps(model, tok), ids, layer, head);
     } catch (const Error& e) {
       return std::string(e.what());
     }

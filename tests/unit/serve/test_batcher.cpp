@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "models/gpt/gpt.h"
 #include "serve/batcher.h"
 #include "tokenizer/char_tokenizer.h"
 

@@ -8,6 +8,7 @@
 #include <span>
 #include <cmath>
 
+#include "models/gpt/gpt.h"
 #include "serve/api_error.h"
 #include "serve/completion.h"
 #include "tokenizer/char_tokenizer.h"
