@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <ranges>
+#include <utility>
 
 namespace potop {
 
@@ -68,6 +70,26 @@ class Rng {
     double u1 = uniform(), u2 = uniform();
     if (u1 < 1e-300) u1 = 1e-300;
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+  // Fisher-Yates from the back: every order of `items` equally likely, drawing below(n),
+  // below(n - 1), ..., below(2).
+  template <std::ranges::random_access_range Items>
+  void shuffle(Items&& items) {
+    const auto first = std::ranges::begin(items);
+    using Offset = std::ranges::range_difference_t<Items>;
+    for (auto i = static_cast<uint64_t>(std::ranges::size(items)); i > 1; --i)
+      std::swap(first[Offset(i - 1)], first[Offset(below(i))]);
+  }
+  // Fisher-Yates from the front, stopped after k: the first k of `items` are k distinct ones,
+  // every choice and order equally likely, drawing below(n), below(n - 1), ..., below(n - k + 1);
+  // the rest stay in some order.
+  template <std::ranges::random_access_range Items>
+  void shuffle_first(Items&& items, uint64_t k) {
+    const auto first = std::ranges::begin(items);
+    using Offset = std::ranges::range_difference_t<Items>;
+    const auto n = static_cast<uint64_t>(std::ranges::size(items));
+    for (uint64_t i = 0; i < k && i < n; ++i) std::swap(first[Offset(i)], first[Offset(i + below(n - i))]);
   }
 
   State state() const { return s_; }

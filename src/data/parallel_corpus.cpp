@@ -87,8 +87,7 @@ PairSplit split_pairs(const std::vector<SentencePair>& pairs, int dev_size, int 
                 " leave no training pairs of " + std::to_string(n));
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
-  Rng rng(seed);
-  for (int i = n - 1; i > 0; --i) std::swap(order[i], order[rng.below(uint64_t(i) + 1)]);
+  Rng(seed).shuffle(order);
   PairSplit split;
   for (int i = 0; i < n; ++i) {
     const SentencePair& p = pairs[order[i]];
@@ -138,8 +137,7 @@ void PairBatches::fill(long k, Batch& batch) {
   if (epoch != cached_epoch_) {
     order_.resize(batches_.size());
     std::iota(order_.begin(), order_.end(), 0);
-    Rng rng(hash64(seed_, uint64_t(epoch)));
-    for (int i = size() - 1; i > 0; --i) std::swap(order_[i], order_[rng.below(uint64_t(i) + 1)]);
+    Rng(hash64(seed_, uint64_t(epoch))).shuffle(order_);
     cached_epoch_ = epoch;
   }
   fill_members(batches_[order_[k % size()]], batch);

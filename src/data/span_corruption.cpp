@@ -32,8 +32,7 @@ std::vector<int> random_segmentation(int items, int segments, Rng& rng) {
   POTOP_CHECK(segments >= 1 && segments <= items, "random_segmentation: bad counts");
   std::vector<int> starts(size_t(items - 1));
   for (int i = 0; i < items - 1; ++i) starts[size_t(i)] = i + 1;
-  for (int i = 0; i < segments - 1; ++i)
-    std::swap(starts[size_t(i)], starts[size_t(i) + rng.below(uint64_t(items - 1 - i))]);
+  rng.shuffle_first(starts, uint64_t(segments - 1));
   starts.resize(size_t(segments - 1));
   std::sort(starts.begin(), starts.end());
   std::vector<int> lengths;

@@ -21,7 +21,7 @@ void mask_tokens(std::span<int> tokens, std::span<int> targets, int first, int e
   // k distinct positions, uniformly: the first k of a partial Fisher-Yates shuffle.
   std::vector<int> order(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) order[size_t(i)] = first + i;
-  for (int i = 0; i < k; ++i) std::swap(order[size_t(i)], order[size_t(i) + rng.below(uint64_t(n - i))]);
+  rng.shuffle_first(order, uint64_t(k));
   for (int i = 0; i < k; ++i) {
     const int t = order[size_t(i)];
     targets[size_t(t)] = tokens[size_t(t)];

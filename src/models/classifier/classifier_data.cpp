@@ -58,8 +58,7 @@ Batch EpochBatches::at(long index) {
   if (epoch != epoch_) {  // Fisher-Yates with the epoch's own generator
     order_.resize(rows_.size());
     std::iota(order_.begin(), order_.end(), 0);
-    Rng rng(hash64(seed_, uint64_t(epoch)));
-    for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
+    Rng(hash64(seed_, uint64_t(epoch))).shuffle(order_);
     epoch_ = epoch;
   }
   const long first = k * B_;

@@ -124,8 +124,7 @@ RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, c
   std::vector<int> train_sample(train.examples.size()), dev_rows(dev.examples.size());
   std::iota(train_sample.begin(), train_sample.end(), 0);
   std::iota(dev_rows.begin(), dev_rows.end(), 0);
-  Rng rng(hash64(options.seed, 2));
-  for (size_t i = train_sample.size(); i > 1; --i) std::swap(train_sample[i - 1], train_sample[rng.below(i)]);
+  Rng(hash64(options.seed, 2)).shuffle(train_sample);
   train_sample.resize(std::min(train_sample.size(), size_t(options.eval_iters) * B));
   ModelJob job;
   job.next_batch = [&](long index) { return batches.at(index); };

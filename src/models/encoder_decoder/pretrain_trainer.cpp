@@ -52,8 +52,7 @@ void split_chunks(std::vector<std::vector<int>> chunks, int dev_size, std::vecto
                 "held-out)");
   std::vector<size_t> order(chunks.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  Rng rng(1);
-  for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(uint64_t(i) + 1)]);
+  Rng(1).shuffle(order);
   const size_t n_dev = std::min(size_t(dev_size), chunks.size() / 2);  // at least half trains
   std::vector<size_t> dev_ids(order.begin(), order.begin() + long(n_dev));
   std::sort(dev_ids.begin(), dev_ids.end());

@@ -25,8 +25,7 @@ void SpanBatches::fill(long k, Batch& batch) {
   if (epoch != cached_epoch_) {
     order_.resize(chunks_.size());
     std::iota(order_.begin(), order_.end(), 0);
-    Rng rng(hash64(hash64(seed_, kShuffle), uint64_t(epoch)));
-    for (size_t i = order_.size() - 1; i > 0; --i) std::swap(order_[i], order_[rng.below(uint64_t(i) + 1)]);
+    Rng(hash64(hash64(seed_, kShuffle), uint64_t(epoch))).shuffle(order_);
     cached_epoch_ = epoch;
   }
   const size_t first = size_t(k % size()) * size_t(rows_);
