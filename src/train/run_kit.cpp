@@ -24,6 +24,12 @@ RunKit::RunKit(const RunControl& control, std::string kind, std::string command,
 
 RunKit::~RunKit() = default;
 
+void RunKit::refuse_on_resume(std::initializer_list<FreshOnly> fresh_only, const std::string& kept) const {
+  if (!resuming()) return;
+  for (const FreshOnly& option : fresh_only)
+    if (option.given) throw Error(std::string(option.flag) + " starts a new run; a resumed run keeps its " + kept);
+}
+
 void RunKit::open_state() {
   if (state_file_) return;
   state_file_.emplace(resolve_resume_path(control_.resume, out_, command_));

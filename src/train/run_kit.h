@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -84,6 +85,13 @@ class RunKit {
   RunKit& operator=(const RunKit&) = delete;
 
   bool resuming() const { return !control_.resume.empty(); }
+  // Resuming: the first of `fresh_only` that was given (a flag only a new run takes: a tokenizer,
+  // a model to start from) is refused, "<flag> starts a new run; a resumed run keeps its <kept>".
+  struct FreshOnly {
+    const char* flag;
+    bool given;
+  };
+  void refuse_on_resume(std::initializer_list<FreshOnly> fresh_only, const std::string& kept) const;
   // The saved training state (resuming; a fresh one otherwise).
   const TrainState& state() const { return state_; }
   const RunControl& control() const { return control_; }

@@ -46,9 +46,8 @@ ClassifierConfig resumed_config(const nlohmann::json& saved, ClassifierConfig as
 RunResult train_classifier(const ClassifierOptions& requested, std::FILE* log, const RunControl& control) {
   RunKit kit(control, kClassifierKind, "potop classify train", log);
   ClassifierOptions options = kit.resume(requested);
-  if (kit.resuming() && (!requested.init_from.empty() || !requested.tokenizer.empty()))
-    throw Error(std::string(requested.init_from.empty() ? "--tokenizer" : "--init-from") +
-                " starts a new run; a resumed run keeps its model and tokenizer");
+  kit.refuse_on_resume({{"--init-from", !requested.init_from.empty()}, {"--tokenizer", !requested.tokenizer.empty()}},
+                       "model and tokenizer");
   validate(options);
   LabelledSet train, dev;
   train.examples = read_labelled_tsv(options.data);

@@ -66,8 +66,7 @@ void split_chunks(std::vector<std::vector<int>> chunks, int dev_size, std::vecto
 
 RunResult pretrain_encoder_decoder(const PretrainOptions& requested, std::FILE* log, const RunControl& control) {
   RunKit kit(control, kEncoderDecoderKind, "potop translate pretrain", log);
-  if (kit.resuming() && control.was_given("tokenizer"))
-    throw Error("--tokenizer starts a new run; a resumed run keeps its tokenizer");
+  kit.refuse_on_resume({{"--tokenizer", control.was_given("tokenizer")}}, "tokenizer");
   const PretrainOptions options = kit.resume(requested);
   validate(options);
   kit.start(options);

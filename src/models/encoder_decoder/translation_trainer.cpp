@@ -203,9 +203,8 @@ Start new_start(TranslationOptions& options, const std::vector<std::string>& giv
 
 RunResult train_translation(const TranslationOptions& requested, std::FILE* log, const RunControl& control) {
   RunKit kit(control, kEncoderDecoderKind, "potop translate train", log);
-  if (kit.resuming() && (!requested.tokenizer.empty() || !requested.init_from.empty()))
-    throw Error(std::string(requested.init_from.empty() ? "--tokenizer" : "--init-from") +
-                " starts a new run; a resumed run keeps its model and tokenizer");
+  kit.refuse_on_resume({{"--init-from", !requested.init_from.empty()}, {"--tokenizer", !requested.tokenizer.empty()}},
+                       "model and tokenizer");
   TranslationOptions options = kit.resume(requested);
   exact_sizes_where_asked(options, kit.control(), kit.resuming() ? &kit.state().options : nullptr);
   validate(options);

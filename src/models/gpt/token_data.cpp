@@ -57,11 +57,9 @@ TokenData load_token_data(TrainOptions& options, const TrainOptions& requested, 
   if (kit.resuming() && !control.was_given("data") && !fs::exists(options.data))
     throw Error("--resume " + options.out + ": the training text " + options.data +
                 " named by the checkpoint is not found (a path relative to where the run started?); pass --data");
-  if (kit.resuming() && (!requested.tokenizer.empty() || !requested.init_from.empty()))
-    throw Error(std::string(requested.tokenizer.empty() ? "--init-from" : "--tokenizer") +
-                " starts a new run; a resumed run keeps its model and tokenizer");
-  if (kit.resuming() && !requested.init_embeddings.empty())
-    throw Error("--init-embeddings starts a new run; a resumed run keeps its weights");
+  kit.refuse_on_resume({{"--tokenizer", !requested.tokenizer.empty()}, {"--init-from", !requested.init_from.empty()}},
+                       "model and tokenizer");
+  kit.refuse_on_resume({{"--init-embeddings", !requested.init_embeddings.empty()}}, "weights");
   TokenData data;
   std::optional<PreparedData> prepared;
   std::string text_utf8;
