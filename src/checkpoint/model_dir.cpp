@@ -160,8 +160,9 @@ CheckpointChoice choose_checkpoint(const fs::path& dir, const std::string& which
 }
 
 void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
-                      const Tokenizer& tokenizer, const nlohmann::json& training) {
+                      const Tokenizer& tokenizer, const nlohmann::json& training, const nlohmann::json& extra) {
   nlohmann::json j = {{"kind", kind}, {"model", config}, {"tokenizer", tokenizer.kind()}, {"training", training}};
+  j.update(extra);
   // replace: a data path that is not valid UTF-8 must not make config.json unwritable
   write_file_atomic(dir / "config.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   tokenizer.save_files(dir);

@@ -27,9 +27,11 @@ namespace potop {
 namespace fs = std::filesystem;
 
 // Writes config.json and the tokenizer's files for a model of any kind ("gpt", "bow"):
-// config.json holds {"kind", "model": config, "tokenizer", "training"}.
+// config.json holds {"kind", "model": config, "tokenizer", "training"} and the fields of
+// `extra`, an object (a translation model's "source" and "target").
 void save_model_files(const fs::path& dir, const std::string& kind, const nlohmann::json& config,
-                      const Tokenizer& tokenizer, const nlohmann::json& training);
+                      const Tokenizer& tokenizer, const nlohmann::json& training,
+                      const nlohmann::json& extra = nlohmann::json::object());
 // config.json of a model directory, parsed; a missing or invalid file is an Error naming it.
 nlohmann::json read_config_json(const fs::path& dir);
 

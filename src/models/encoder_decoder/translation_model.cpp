@@ -2,7 +2,6 @@
 
 #include "checkpoint/model_dir.h"
 #include "core/error.h"
-#include "core/file_io.h"
 
 namespace potop {
 
@@ -12,10 +11,8 @@ ModelHeader encoder_decoder_header(const EncoderDecoderConfig& config, const Tok
 
 void save_translation_files(const fs::path& dir, const EncoderDecoderConfig& config, const Tokenizer& tokenizer,
                             const std::string& source, const std::string& target, const nlohmann::json& training) {
-  const nlohmann::json j = {{"kind", kEncoderDecoderKind}, {"model", to_json(config)}, {"tokenizer", tokenizer.kind()},
-                            {"source", source},          {"target", target},         {"training", training}};
-  write_file_atomic(dir / "config.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  tokenizer.save_files(dir);
+  save_model_files(dir, kEncoderDecoderKind, to_json(config), tokenizer, training,
+                   {{"source", source}, {"target", target}});
 }
 
 TranslationModel load_translation_model(const fs::path& dir, const std::string& which) {
