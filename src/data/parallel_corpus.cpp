@@ -65,6 +65,12 @@ PairFile read_pairs(const fs::path& path, BadLines bad_lines) {
   return out;
 }
 
+std::optional<PairColumns> parse_pair_columns(const std::string& columns) {
+  const size_t comma = columns.find(',');
+  if (comma == std::string::npos || columns.find(',', comma + 1) != std::string::npos) return std::nullopt;
+  return PairColumns{columns.substr(0, comma), columns.substr(comma + 1)};
+}
+
 std::string describe_skipped(const std::string& path, const PairFile& file) {
   if (file.skipped == 0) return "";
   std::string s = path + ": " + std::to_string(file.skipped) + (file.skipped == 1 ? " bad line" : " bad lines") +

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ struct SentencePair {
   std::string first, second;  // the file's two columns
   int line = 0;               // 1-based line in the file
 };
+
+// The languages of a pairs file's two columns, as --columns names them ("en,pl"): two names around
+// one comma; nullopt for anything else (no comma, or a third column), which each command refuses
+// in its own words.
+struct PairColumns {
+  std::string first, second;
+};
+std::optional<PairColumns> parse_pair_columns(const std::string& columns);
 
 enum class BadLines { kSkip, kError };
 

@@ -2,6 +2,7 @@
 
 #include "checkpoint/model_dir.h"
 #include "core/error.h"
+#include "data/parallel_corpus.h"
 
 namespace potop {
 
@@ -31,9 +32,9 @@ bool TranslationModel::pretrained_on_spans() const { return source == kSpanSourc
 
 bool source_is_first_column(const TranslationModel& m, std::string columns, const std::string& data) {
   if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
-  const size_t comma = columns.find(',');
-  if (comma == std::string::npos) throw Error("--columns " + columns + ": expected two languages, like en,pl");
-  const std::string first = columns.substr(0, comma), second = columns.substr(comma + 1);
+  const std::optional<PairColumns> pair = parse_pair_columns(columns);
+  if (!pair) throw Error("--columns " + columns + ": expected two languages, like en,pl");
+  const auto& [first, second] = *pair;
   if ((m.source != first && m.source != second) || (m.target != first && m.target != second))
     throw Error("--data " + data + ": its columns (" + columns + ") are not the model's languages " + m.source +
                 " and " + m.target);

@@ -15,6 +15,7 @@
 #include "core/threads.h"
 #include "core/arena.h"
 #include "kernels/gemm.h"
+#include "data/parallel_corpus.h"
 #include "data/text_file.h"
 #include "models/encoder_decoder/translator.h"
 #include "models/encoder_decoder/encoder_decoder.h"
@@ -32,12 +33,10 @@ namespace {
 
 // Which column holds `language`; an error naming the flag otherwise.
 int column_of(const TranslationOptions& o, const std::string& language, const char* flag) {
-  const size_t comma = o.columns.find(',');
-  if (comma == std::string::npos || o.columns.find(',', comma + 1) != std::string::npos)
-    throw Error("--columns " + o.columns + ": expected two languages, comma-separated (like en,pl)");
-  const std::string first = o.columns.substr(0, comma), second = o.columns.substr(comma + 1);
-  if (language == first) return 0;
-  if (language == second) return 1;
+  const std::optional<PairColumns> columns = parse_pair_columns(o.columns);
+  if (!columns) throw Error("--columns " + o.columns + ": expected two languages, comma-separated (like en,pl)");
+  if (language == columns->first) return 0;
+  if (language == columns->second) return 1;
   throw Error(std::string("--") + flag + " " + language + ": not a column of the data (--columns " + o.columns + ")");
 }
 

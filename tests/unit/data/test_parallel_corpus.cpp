@@ -2,6 +2,7 @@
 // refused with the line), the deterministic split, and batches by length counted in tokens.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -57,6 +58,20 @@ TEST(ParallelCorpus, SkippedLinesAreNamedThenCounted) {
   const PairFile f = read_pairs(dir / "p.tsv");
   EXPECT_EQ(describe_skipped("p.tsv", f), "p.tsv: 7 bad lines skipped: line 2: no tab, line 3: no tab, line 4: no tab, "
                                           "line 5: no tab, line 6: no tab, and 2 more");
+}
+
+TEST(ParallelCorpus, ColumnsAreTwoLanguagesAroundOneComma) {
+  const std::optional<PairColumns> c = parse_pair_columns("en,pl");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->first, "en");
+  EXPECT_EQ(c->second, "pl");
+  EXPECT_FALSE(parse_pair_columns("en"));
+  EXPECT_FALSE(parse_pair_columns(""));
+  EXPECT_FALSE(parse_pair_columns("en,pl,de")) << "a third column";
+  EXPECT_FALSE(parse_pair_columns("en,pl,")) << "a third, empty column";
+  const std::optional<PairColumns> empty_second = parse_pair_columns("en,");
+  ASSERT_TRUE(empty_second) << "an empty name is no language of the pairs, refused by whoever looks it up";
+  EXPECT_EQ(empty_second->second, "");
 }
 
 TEST(ParallelCorpus, HeldOutIsAFractionWithACap) {

@@ -2,7 +2,8 @@
 // full teacher-forced pass; padding after a source's length changes nothing; beam search with
 // beam 1 is greedy search; beam search advancing its hypotheses in one batched pass finds what
 // one pass per hypothesis finds; sentences searched together find what each finds alone;
-// Batch::rows shards the source side.
+// Batch::rows shards the source side; a pairs file's --columns name the model's two languages,
+// two and no more.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <span>
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
+#include "models/encoder_decoder/translation_model.h"
 #include "models/encoder_decoder/translator.h"
 #include "models/encoder_decoder/encoder_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -241,6 +244,22 @@ TEST(EncoderDecoder, BatchRowsShardTheSource) {
   EXPECT_EQ(shard.source, source.data() + 3);
   EXPECT_EQ(shard.source_lengths, lengths.data() + 1);
   EXPECT_EQ(shard.tokens, tokens.data() + 2);
+}
+
+TEST(EncoderDecoder, ColumnsOfAnEvaluationAreTheModelsTwoLanguages) {
+  TranslationModel m;
+  m.source = "a", m.target = "b", m.training = {{"columns", "b,a"}};
+  EXPECT_TRUE(source_is_first_column(m, "a,b", "d.tsv"));
+  EXPECT_FALSE(source_is_first_column(m, "b,a", "d.tsv"));
+  EXPECT_FALSE(source_is_first_column(m, "", "d.tsv")) << "the columns of its training data";
+  EXPECT_THROW(source_is_first_column(m, "a,c", "d.tsv"), Error);
+  EXPECT_THROW(source_is_first_column(m, "ab", "d.tsv"), Error);
+  try {
+    source_is_first_column(m, "a,b,c", "d.tsv");
+    ADD_FAILURE() << "a third column must be refused, as translate train refuses it";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--columns a,b,c: expected two languages, like en,pl");
+  }
 }
 
 }  // namespace
