@@ -168,6 +168,49 @@ std::optional<Evaluation> evaluate_translation(BatchParallel& parallel, EncoderD
   return e;
 }
 
+// The training and dev pairs encoded, but for those longer than --block-size, left out and
+// counted; none left to train on, or none of the dev pairs held out, is an Error.
+struct EncodedSplit {
+  std::vector<EncodedPair> train, dev;
+  int too_long_train = 0, too_long_dev = 0;
+};
+
+EncodedSplit encode_split(const TranslationOptions& options, const PairSplit& split, const Side& side,
+                          const Tokenizer& tokenizer) {
+  EncodedSplit e;
+  const int block = options.model.block_size;
+  e.train = encode_pairs(split.train, side, tokenizer, block, e.too_long_train);
+  e.dev = encode_pairs(split.dev, side, tokenizer, block, e.too_long_dev);
+  if (e.train.empty()) throw Error(options.data + ": no training pair fits in --block-size " + std::to_string(block));
+  if (e.dev.empty() && !split.dev.empty())  // held out, yet nothing to evaluate: not what was asked for
+    throw Error(options.data + ": none of the " + std::to_string(split.dev.size()) + " dev pairs fits in --block-size " +
+                std::to_string(block) + "; raise it, or hold out more pairs (--dev-fraction, --dev-size)");
+  return e;
+}
+
+// The start-up lines of the data: the pairs and their split, a warning when too few train, a note
+// when none is held out for evaluation.
+void print_split(std::FILE* log, const TranslationOptions& options, const PairFile& file, const PairSplit& split,
+                 const EncodedSplit& encoded) {
+  const int too_long = encoded.too_long_train + encoded.too_long_dev;
+  std::fprintf(log, "data: %s: %zu pairs (%d bad lines skipped), %s -> %s; train %zu, dev %zu, test %zu%s\n",
+               options.data.c_str(), file.pairs.size(), file.skipped, options.source.c_str(), options.target.c_str(),
+               split.train.size(), split.dev.size(), split.test.size(),
+               too_long ? (", " + std::to_string(encoded.too_long_train) + " training and " +
+                           std::to_string(encoded.too_long_dev) + " dev pairs longer than --block-size left out")
+                              .c_str()
+                        : "");
+  if (int(split.train.size()) < kFewTrainingPairs)
+    std::fprintf(log, "warning: %s: only %zu training pairs (of %zu; %zu dev and %zu test held out): from fewer than "
+                 "%d a model mostly memorizes its pairs (docs/translation.md's runs trained on 39,378)\n",
+                 options.data.c_str(), split.train.size(), file.pairs.size(), split.dev.size(), split.test.size(),
+                 kFewTrainingPairs);
+  if (split.dev.empty())
+    std::fprintf(log, "note: %s: no dev pairs: the evaluations measure the training loss only (no dev loss, "
+                 "BLEU or chrF), and best.safetensors is the lowest training loss\n",
+                 options.dev_fraction == 0 ? "--dev-fraction 0" : "--dev-size 0");
+}
+
 // How a new run starts: its tokenizer, and when fine-tuning the base model and its sentinels.
 struct Start {
   std::unique_ptr<Tokenizer> tokenizer;
@@ -219,35 +262,17 @@ RunResult train_translation(const TranslationOptions& requested, std::FILE* log,
   Start start = kit.resuming() ? Start{kit.resumed_tokenizer(), nullptr, sentinels_of_run(kit, 0), ""}
                                : new_start(options, kit.control().given, split);
   const Tokenizer& tokenizer = *start.tokenizer;
-  int too_long_train = 0, too_long_dev = 0;
-  const int block = options.model.block_size;
-  const std::vector<EncodedPair> train = encode_pairs(split.train, side, tokenizer, block, too_long_train);
-  const std::vector<EncodedPair> dev = encode_pairs(split.dev, side, tokenizer, block, too_long_dev);
-  if (train.empty()) throw Error(options.data + ": no training pair fits in --block-size " + std::to_string(block));
-  if (dev.empty() && !split.dev.empty())  // held out, yet nothing to evaluate: not what was asked for
-    throw Error(options.data + ": none of the " + std::to_string(split.dev.size()) + " dev pairs fits in --block-size " +
-                std::to_string(block) + "; raise it, or hold out more pairs (--dev-fraction, --dev-size)");
+  const EncodedSplit encoded = encode_split(options, split, side, tokenizer);
 
   const EncoderDecoderConfig config = run_config(kit, options.model, tokenizer, start.sentinels);
+  const int block = options.model.block_size;
   const BatchShape largest{std::max(1, options.batch_tokens / block), block, block};  // B·max(S, T) <= batch_tokens
   EncoderDecoder& model = build_encoder_decoder(kit, config, largest, options.seed, std::move(start.base));
-  PairBatches batches(train, options.batch_tokens, hash64(options.seed, 1));
+  PairBatches batches(encoded.train, options.batch_tokens, hash64(options.seed, 1));
   std::optional<PairBatches> dev_batches;
-  if (!dev.empty()) dev_batches.emplace(dev, options.batch_tokens, 0);
+  if (!encoded.dev.empty()) dev_batches.emplace(encoded.dev, options.batch_tokens, 0);
 
-  std::fprintf(log, "data: %s: %zu pairs (%d bad lines skipped), %s -> %s; train %zu, dev %zu, test %zu%s\n",
-               options.data.c_str(), file.pairs.size(), file.skipped, options.source.c_str(), options.target.c_str(), split.train.size(), split.dev.size(),
-               split.test.size(), too_long_train + too_long_dev ? (", " + std::to_string(too_long_train) + " training and " +
-                                      std::to_string(too_long_dev) + " dev pairs longer than --block-size left out").c_str() : "");
-  if (int(split.train.size()) < kFewTrainingPairs)
-    std::fprintf(log, "warning: %s: only %zu training pairs (of %zu; %zu dev and %zu test held out): from fewer than "
-                 "%d a model mostly memorizes its pairs (docs/translation.md's runs trained on 39,378)\n",
-                 options.data.c_str(), split.train.size(), file.pairs.size(), split.dev.size(), split.test.size(),
-                 kFewTrainingPairs);
-  if (split.dev.empty())
-    std::fprintf(log, "note: %s: no dev pairs: the evaluations measure the training loss only (no dev loss, "
-                 "BLEU or chrF), and best.safetensors is the lowest training loss\n",
-                 options.dev_fraction == 0 ? "--dev-fraction 0" : "--dev-size 0");
+  print_split(log, options, file, split, encoded);
   std::fprintf(log, "tokenizer: shared %s, %d tokens; %d batches of about %d tokens per epoch\n",
                tokenizer.kind().c_str(), tokenizer.size(), batches.size(), options.batch_tokens);
   if (!start.from.empty())

@@ -145,6 +145,19 @@ std::vector<int64_t> split_sentences(const Corpus& c, int parts) {
   return bounds;
 }
 
+// word2vec.c's start: the input vectors uniform in [-1, 1) / dim from its generator, the output
+// vectors zero.
+WordVectors initial_vectors(int V, const Word2VecOptions& options) {
+  const int D = options.dim;
+  WordVectors vectors;
+  vectors.dim = D;
+  vectors.input.resize(static_cast<size_t>(V) * D);
+  vectors.output.assign(static_cast<size_t>(V) * D, 0.0f);
+  Lcg init{options.seed};
+  for (float& x : vectors.input) x = (static_cast<float>(init.u32() & 0xFFFF) / 32768.0f - 1.0f) / static_cast<float>(D);
+  return vectors;
+}
+
 }  // namespace
 
 void validate(const Word2VecOptions& o) {
@@ -165,16 +178,7 @@ WordVectors train_word2vec(const Vocabulary& vocab, const Corpus& corpus, const 
                            const std::function<void(const Word2VecProgress&)>& progress,
                            const std::function<bool()>& should_stop, double progress_seconds) {
   validate(options);
-  const int V = vocab.size(), D = options.dim;
-  WordVectors vectors;
-  vectors.dim = D;
-  vectors.input.resize(static_cast<size_t>(V) * D);
-  vectors.output.assign(static_cast<size_t>(V) * D, 0.0f);
-  {
-    Lcg init{options.seed};
-    for (float& x : vectors.input)
-      x = (static_cast<float>(init.u32() & 0xFFFF) / 32768.0f - 1.0f) / static_cast<float>(D);
-  }
+  WordVectors vectors = initial_vectors(vocab.size(), options);
   Shared s{corpus, options, subsampling_thresholds(vocab, options.sample), unigram_table(vocab),
            vectors.input.data(), vectors.output.data(),
            static_cast<int64_t>(corpus.ids.size()) * options.epochs};
