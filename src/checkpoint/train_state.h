@@ -56,7 +56,7 @@ struct TrainState {
   int threads = 0;            // threads actually used (bit-identical resume needs the same)
   int ranks = 1;              // processes of a multi-process run (mpirun -np P); 1 when absent
   double elapsed_s = 0;       // training time before this checkpoint, over all sessions
-  nlohmann::json options = nlohmann::json::object();  // to_json(TrainOptions)
+  nlohmann::json options = nlohmann::json::object();  // to_json(GptOptions)
   // The command that trained it ("potop translate pretrain"): two trainers may share a model kind
   // (translate train and pretrain); empty in states written before it was kept.
   std::string trainer;

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 // What a checkpoint says about its model beyond the tensors.
 struct ModelHeader {
-  std::string kind = "gpt";
+  std::string kind;  // its row of the kinds table (nn/model_kind.h): "gpt", "bow", ...
   nlohmann::json config;
   const Tokenizer* tokenizer = nullptr;
 };

@@ -9,6 +9,8 @@
 
 namespace potop {
 
+inline constexpr const char* kBertKind = "bert";
+
 const ModelKind& bert_kind();
 
 using LoadedBert = LoadedAs<Bert, BertConfig>;

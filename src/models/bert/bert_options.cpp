@@ -18,7 +18,7 @@ BertOptions::BertOptions() {
 
 std::vector<Field> bert_option_fields(BertOptions& o) {
   std::vector<Field> fields;
-  for (Field& f : option_fields(o))
+  for (Field& f : gpt_option_fields(o))
     if (f.name != "init-from") fields.push_back(std::move(f));  // pre-training starts from scratch
   fields.insert(fields.begin() + 4, Field{"mask-fraction", "fraction of each sequence's tokens the masked LM predicts "
                                                            "(each: 80% [MASK], 10% a random token, 10% kept)",
@@ -32,7 +32,7 @@ nlohmann::json to_json(const BertOptions& options) {
 }
 
 void validate(const BertOptions& o) {
-  validate(static_cast<const TrainOptions&>(o));
+  validate(static_cast<const GptOptions&>(o));
   require_option(std::isfinite(o.mask_fraction) && o.mask_fraction > 0 && o.mask_fraction < 1, "mask-fraction",
                  "must be in (0, 1) (got " + option_number(o.mask_fraction) + ")");
   require_option(o.model.block_size >= 3, "block-size", "must be at least 3 for a BERT ([CLS], a token, [SEP])");

@@ -11,7 +11,7 @@
 
 namespace potop {
 
-struct BertOptions : TrainOptions {
+struct BertOptions : GptOptions {
   double mask_fraction = 0.15;  // BERT's 15%
   BertOptions();
 };

@@ -3,6 +3,7 @@
 #include "checkpoint/model_dir.h"
 #include "core/error.h"
 #include "models/bert/bert.h"
+#include "models/bert/bert_kind.h"
 #include "models/bert/masked_batches.h"
 #include "models/gpt/token_data.h"
 #include "train/run_kit.h"

@@ -10,7 +10,6 @@
 
 namespace potop {
 
-inline constexpr const char* kBertKind = "bert";
 
 RunResult train_bert(const BertOptions& options, std::FILE* log = stderr, const RunControl& control = {});
 

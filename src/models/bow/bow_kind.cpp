@@ -17,7 +17,7 @@ std::string describe_bow(const nlohmann::json& j) {
 
 const ModelKind& bow_kind() {
   static const ModelKind kind = model_kind_row<BowLM, BowConfig>({
-      .name = "bow",
+      .name = kBowKind,
       .description = "a bigram + attention bag-of-words language model",
       .noun = "a bag-of-words LM",
       .tokenizer = "word",

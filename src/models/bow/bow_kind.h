@@ -1,8 +1,10 @@
-// The bow row of the table of model kinds (models/kinds.h).
+// The bow row of the table of model kinds (nn/model_kind.h), and its name.
 #pragma once
 #include "nn/model_kind.h"
 
 namespace potop {
+
+inline constexpr const char* kBowKind = "bow";
 
 const ModelKind& bow_kind();
 

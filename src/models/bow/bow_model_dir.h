@@ -7,12 +7,12 @@
 
 #include "checkpoint/model_dir.h"
 #include "models/bow/bow.h"
+#include "models/bow/bow_kind.h"
 
 namespace potop {
 
 namespace fs = std::filesystem;
 
-inline constexpr const char* kBowKind = "bow";
 
 using LoadedBow = LoadedAs<BowLM, BowConfig>;
 

@@ -18,7 +18,7 @@ std::string describe_encoder_decoder(const nlohmann::json& j) {
 
 const ModelKind& encoder_decoder_kind() {
   static const ModelKind kind = model_kind_row<EncoderDecoder, EncoderDecoderConfig>({
-      .name = "encoder-decoder",
+      .name = kEncoderDecoderKind,
       .description = "an encoder-decoder translation model",
       .noun = "a translation model",
       .tokenizer = "bpe",

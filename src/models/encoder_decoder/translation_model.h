@@ -13,13 +13,12 @@
 #include "checkpoint/model_dir.h"
 #include "checkpoint/weights.h"
 #include "models/encoder_decoder/encoder_decoder.h"
+#include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
 
 namespace fs = std::filesystem;
-
-inline constexpr const char* kEncoderDecoderKind = "encoder-decoder";
 
 ModelHeader encoder_decoder_header(const EncoderDecoderConfig& config, const Tokenizer& tokenizer);
 

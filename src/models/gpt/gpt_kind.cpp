@@ -38,7 +38,7 @@ ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const Expo
 
 const ModelKind& gpt_kind() {
   static const ModelKind kind = model_kind_row<GPT, GPTConfig>({
-      .name = "gpt",
+      .name = kGptKind,
       .description = "a decoder-only Transformer language model",
       .noun = "a GPT",
       .tokenizer = "char",  // directories from before the other tokenizers name none

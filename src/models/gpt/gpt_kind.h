@@ -1,4 +1,4 @@
-// The gpt row of the table of model kinds (nn/model_kind.h), and a GPT's model directory.
+// The gpt row of the table of model kinds (nn/model_kind.h), its name, and a GPT's model directory.
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -9,6 +9,8 @@
 #include "nn/model_kind.h"
 
 namespace potop {
+
+inline constexpr const char* kGptKind = "gpt";
 
 const ModelKind& gpt_kind();
 

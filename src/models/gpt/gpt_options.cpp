@@ -11,7 +11,7 @@
 
 namespace potop {
 
-std::vector<Field> option_fields(TrainOptions& o) {
+std::vector<Field> gpt_option_fields(GptOptions& o) {
   std::vector<Field> fields{
       {"data", "training text file (UTF-8)", &o.data},
       {"val-fraction", "fraction of the text, taken from its end, held out for validation", &o.val_fraction},
@@ -30,13 +30,13 @@ std::vector<Field> option_fields(TrainOptions& o) {
   return fields;
 }
 
-GPTConfig TrainOptions::model_config(int vocab_size) const {
+GPTConfig GptOptions::model_config(int vocab_size) const {
   GPTConfig c = model;
   c.vocab_size = vocab_size;
   return c;
 }
 
-std::vector<std::string> apply_config_file(TrainOptions& options, const std::string& path,
+std::vector<std::string> apply_config_file(GptOptions& options, const std::string& path,
                                            const std::vector<std::string>& skip) {
   const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(path + ": expected a JSON object of training options");
@@ -45,18 +45,18 @@ std::vector<std::string> apply_config_file(TrainOptions& options, const std::str
   return apply_options_json(options, j, path, skip);
 }
 
-std::vector<std::string> apply_options_json(TrainOptions& options, const nlohmann::json& j, const std::string& path,
+std::vector<std::string> apply_options_json(GptOptions& options, const nlohmann::json& j, const std::string& path,
                                             const std::vector<std::string>& skip) {
   if (!j.is_object()) throw Error(path + ": expected a JSON object of training options");
-  return apply_json(option_fields(options), j, path, "option", skip);
+  return apply_json(gpt_option_fields(options), j, path, "option", skip);
 }
 
-nlohmann::json to_json(const TrainOptions& options) {
-  TrainOptions copy = options;
-  return fields_to_json(option_fields(copy));
+nlohmann::json to_json(const GptOptions& options) {
+  GptOptions copy = options;
+  return fields_to_json(gpt_option_fields(copy));
 }
 
-void validate(const TrainOptions& o) {
+void validate(const GptOptions& o) {
   const auto require = require_option;
   const auto num = option_number;
   require(!o.data.empty(), "data", "is required (a UTF-8 text file to train on)");

@@ -15,7 +15,7 @@
 
 namespace potop {
 
-struct TrainOptions : RunOptions {
+struct GptOptions : RunOptions {
   // data
   std::string data;
   double val_fraction = 0.1;
@@ -31,22 +31,22 @@ struct TrainOptions : RunOptions {
 };
 
 // The options in --help order: data, the model's gpt_fields, then the run's (run_options.h).
-std::vector<Field> option_fields(TrainOptions& options);
-inline std::vector<Field> fields_of(TrainOptions& options) { return option_fields(options); }
+std::vector<Field> gpt_option_fields(GptOptions& options);
+inline std::vector<Field> fields_of(GptOptions& options) { return gpt_option_fields(options); }
 
 // Applies a JSON config file's keys to options, skipping keys in `skip` (flags given on the
 // command line, which win). Unknown keys and wrong types are errors naming the file and key. A
 // model directory's config.json works too: its "training" object is used.
 // Returns the names (kebab-case) of the options the file set.
-std::vector<std::string> apply_config_file(TrainOptions& options, const std::string& path,
+std::vector<std::string> apply_config_file(GptOptions& options, const std::string& path,
                                            const std::vector<std::string>& skip);
 // The same for a parsed JSON value; source names it in messages.
-std::vector<std::string> apply_options_json(TrainOptions& options, const nlohmann::json& j, const std::string& source,
+std::vector<std::string> apply_options_json(GptOptions& options, const nlohmann::json& j, const std::string& source,
                                             const std::vector<std::string>& skip = {});
-nlohmann::json to_json(const TrainOptions& options);
+nlohmann::json to_json(const GptOptions& options);
 
 // Impossible values are a potop::Error naming the flag: the run's (validate(RunOptions)), and
 // the data's and the model's (n_embd divisible by n_head, and so on).
-void validate(const TrainOptions& options);
+void validate(const GptOptions& options);
 
 }  // namespace potop

@@ -14,9 +14,9 @@
 
 namespace potop {
 
-TrainResult train(const TrainOptions& requested, std::FILE* log, const RunControl& control) {
-  RunKit kit(control, "gpt", "potop train", log);
-  TrainOptions options = kit.resume(requested);
+RunResult train_gpt(const GptOptions& requested, std::FILE* log, const RunControl& control) {
+  RunKit kit(control, kGptKind, "potop train", log);
+  GptOptions options = kit.resume(requested);
   validate(options);
   kit.start(options, {}, options.init_from);
   std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned

@@ -10,10 +10,8 @@
 
 namespace potop {
 
-using TrainResult = RunResult;
-
 // Throws potop::Error for every bad input (file, flag, directory, checkpoint), and when a
 // step's loss or gradient norm is not finite (unless options.skip_nonfinite).
-TrainResult train(const TrainOptions& options, std::FILE* log = stderr, const RunControl& control = {});
+RunResult train_gpt(const GptOptions& options, std::FILE* log = stderr, const RunControl& control = {});
 
 }  // namespace potop

@@ -21,7 +21,7 @@ namespace {
 
 // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, the prepared
 // data's, or one token per character of the text. Prepared ids must be of that tokenizer.
-std::unique_ptr<Tokenizer> choose_tokenizer(TrainOptions& options, const RunKit& kit, const InitFrom& init_from,
+std::unique_ptr<Tokenizer> choose_tokenizer(GptOptions& options, const RunKit& kit, const InitFrom& init_from,
                                             const PreparedData* prepared, const std::u32string& text) {
   if (kit.resuming()) {
     std::unique_ptr<Tokenizer> t = kit.resumed_tokenizer();
@@ -51,7 +51,7 @@ std::unique_ptr<Tokenizer> choose_tokenizer(TrainOptions& options, const RunKit&
 
 // --data is a text file (read and encoded here, in memory) or a data directory written by potop
 // prepare (memory-mapped shards, already encoded and split). A resumed run keeps its vocabulary.
-TokenData load_token_data(TrainOptions& options, const TrainOptions& requested, const RunKit& kit,
+TokenData load_token_data(GptOptions& options, const GptOptions& requested, const RunKit& kit,
                           const InitFrom& init_from) {
   const RunControl& control = kit.control();
   if (kit.resuming() && !control.was_given("data") && !fs::exists(options.data))

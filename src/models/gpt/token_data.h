@@ -31,7 +31,7 @@ using InitFrom = std::function<std::unique_ptr<Tokenizer>()>;
 
 // The tokenizer is the resumed run's, the --init-from model's, --tokenizer's, the prepared data's,
 // or one token per character of the text; prepared ids must be of it. Errors name the flag or file.
-TokenData load_token_data(TrainOptions& options, const TrainOptions& requested, const RunKit& kit,
+TokenData load_token_data(GptOptions& options, const GptOptions& requested, const RunKit& kit,
                           const InitFrom& init_from);
 
 // --init-embeddings: the rows of the token table wte.weight of the words word2vec knows

@@ -24,6 +24,7 @@
 #include "core/rng.h"
 #include "core/safetensors.h"
 #include "models/bert/bert.h"
+#include "models/bert/bert_kind.h"
 #include "models/bert/bert_trainer.h"
 #include "models/bert/masked_batches.h"
 #include "support/testing.h"

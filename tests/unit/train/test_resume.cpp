@@ -33,8 +33,8 @@ std::string corpus() {
   return s;
 }
 
-TrainOptions tiny(const fs::path& out, const fs::path& data) {
-  TrainOptions o;
+GptOptions tiny(const fs::path& out, const fs::path& data) {
+  GptOptions o;
   o.data = data.string(), o.out = out.string();
   o.model.n_layer = 2, o.model.n_head = 2, o.model.n_embd = 16, o.model.block_size = 16, o.batch_size = 4;
   o.steps = 30, o.eval_interval = 10, o.eval_iters = 2, o.log_interval = 1, o.warmup = 5;
@@ -70,9 +70,9 @@ struct Quiet {
   ~Quiet() { std::fclose(f); }
 };
 
-TrainResult run(const TrainOptions& o, const RunControl& c = {}) {
+RunResult run(const GptOptions& o, const RunControl& c = {}) {
   Quiet q;
-  return train(o, q.f, c);
+  return train_gpt(o, q.f, c);
 }
 
 RunControl stop_at(int step) {
@@ -98,13 +98,13 @@ class Resume : public ::testing::Test {
   }
   testing::TempDir dir_;
   fs::path data_;
-  TrainOptions reference_;
+  GptOptions reference_;
 };
 
 TEST_F(Resume, StoppedAndResumedRunMatchesAnUninterruptedOne) {
   // Stop between evaluations (13), on an evaluation step (20), and resume twice.
-  const TrainOptions o = tiny(dir_ / "run", data_);
-  const TrainResult first = run(o, stop_at(13));
+  const GptOptions o = tiny(dir_ / "run", data_);
+  const RunResult first = run(o, stop_at(13));
   EXPECT_TRUE(first.interrupted);
   EXPECT_EQ(first.steps_done, 13);
   const TrainState saved = read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile));
@@ -113,7 +113,7 @@ TEST_F(Resume, StoppedAndResumedRunMatchesAnUninterruptedOne) {
   RunControl second = resume(dir_ / "run");
   second.stop_requested = [](int done) { return done == 20; };
   EXPECT_TRUE(run(o, second).interrupted);
-  const TrainResult last = run(o, resume(dir_ / "run"));
+  const RunResult last = run(o, resume(dir_ / "run"));
   EXPECT_FALSE(last.interrupted);
   EXPECT_EQ(last.steps_done, 30);
   EXPECT_EQ(records(dir_ / "run"), records(dir_ / "reference"));
@@ -123,7 +123,7 @@ TEST_F(Resume, StoppedAndResumedRunMatchesAnUninterruptedOne) {
 
 TEST_F(Resume, MetricsWrittenAfterTheCheckpointAreReplaced) {
   // A crash after step 17 leaves records up to 17 but a checkpoint at 10 (and a half line).
-  const TrainOptions o = tiny(dir_ / "run", data_);
+  const GptOptions o = tiny(dir_ / "run", data_);
   run(o, stop_at(10));
   const auto all = records(dir_ / "reference");
   {
@@ -140,7 +140,7 @@ TEST_F(Resume, MetricsWrittenAfterTheCheckpointAreReplaced) {
 }
 
 TEST_F(Resume, KeepWritesResumableSnapshots) {
-  TrainOptions o = tiny(dir_ / "run", data_);
+  GptOptions o = tiny(dir_ / "run", data_);
   o.keep = 7;
   run(o);
   for (int s : {7, 14, 21, 28}) {
@@ -159,42 +159,42 @@ TEST_F(Resume, KeepWritesResumableSnapshots) {
 }
 
 TEST_F(Resume, FinishedRunCanTrainLonger) {
-  const TrainOptions o = tiny(dir_ / "run", data_);
+  const GptOptions o = tiny(dir_ / "run", data_);
   run(o);
   EXPECT_EQ(run(o, resume(dir_ / "run")).steps_done, 30);  // nothing to do
-  TrainOptions longer = o;
+  GptOptions longer = o;
   longer.steps = 40;
   EXPECT_EQ(run(longer, resume(dir_ / "run", {"steps"})).steps_done, 40);
   EXPECT_EQ(read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile)).step, 40);
 }
 
 TEST_F(Resume, IncompatibleChangesAreRefusedNamingWhatDiffers) {
-  const TrainOptions o = tiny(dir_ / "run", data_);
+  const GptOptions o = tiny(dir_ / "run", data_);
   run(o, stop_at(12));
-  TrainOptions wider = o;
+  GptOptions wider = o;
   wider.model.n_embd = 32;
   std::string msg = testing::error_message([&] { run(wider, resume(dir_ / "run", {"n-embd"})); });
   EXPECT_NE(msg.find("--n-embd 32 (the run used 16)"), std::string::npos) << msg;
   // Without the flag being given, the checkpoint's value is used and nothing is refused.
   EXPECT_NO_THROW(run(wider, [&] { auto c = resume(dir_ / "run"); c.stop_requested = [](int) { return true; }; return c; }()));
 
-  TrainOptions fewer = o;
+  GptOptions fewer = o;
   fewer.steps = 5;
   msg = testing::error_message([&] { run(fewer, resume(dir_ / "run", {"steps"})); });
   EXPECT_NE(msg.find("--steps 5"), std::string::npos) << msg;
 
-  TrainOptions elsewhere = o;
+  GptOptions elsewhere = o;
   elsewhere.out = (dir_ / "other").string();
   msg = testing::error_message([&] { run(elsewhere, resume(dir_ / "run", {"out"})); });
   EXPECT_NE(msg.find("--out"), std::string::npos) << msg;
 
-  TrainOptions split = o;
+  GptOptions split = o;
   split.val_fraction = 0.2;
   msg = testing::error_message([&] { run(split, resume(dir_ / "run", {"val-fraction"})); });
   EXPECT_NE(msg.find("--val-fraction"), std::string::npos) << msg;
 
   // A different text is refused, unless allowed; then its characters must be in the vocabulary.
-  TrainOptions other = o;
+  GptOptions other = o;
   other.data = write_text(dir_ / "other.txt", "Żywo, mości panowie! " + corpus()).string();
   msg = testing::error_message([&] { run(other, resume(dir_ / "run", {"data"})); });
   EXPECT_NE(msg.find("other.txt"), std::string::npos) << msg;
@@ -203,20 +203,20 @@ TEST_F(Resume, IncompatibleChangesAreRefusedNamingWhatDiffers) {
   allowed.allow_data_change = true;
   allowed.stop_requested = [](int done) { return done == 14; };
   EXPECT_TRUE(run(other, allowed).interrupted);
-  TrainOptions alien = o;
+  GptOptions alien = o;
   alien.data = write_text(dir_ / "alien.txt", corpus() + "Жж").string();
   msg = testing::error_message([&] { run(alien, allowed); });
   EXPECT_NE(msg.find("'Ж' (U+0416)"), std::string::npos) << msg;
 
   // A changed learning rate is possible (after a divergence, say): it is applied, not refused.
-  TrainOptions lower = o;
+  GptOptions lower = o;
   lower.lr = 5e-3f;
   EXPECT_EQ(run(lower, resume(dir_ / "run", {"lr"})).steps_done, 30);
   EXPECT_EQ(read_train_state(SafetensorsFile(dir_ / "run" / kResumeFile)).options["lr"].get<float>(), 5e-3f);
 }
 
 TEST_F(Resume, DamagedOrMissingStateIsRefused) {
-  const TrainOptions o = tiny(dir_ / "run", data_);
+  const GptOptions o = tiny(dir_ / "run", data_);
   run(o, stop_at(12));
   const fs::path state = dir_ / "run" / kResumeFile;
   EXPECT_NE(testing::error_message([&] { run(o, resume(dir_ / "nowhere")); }).find("does not exist"), std::string::npos);
@@ -242,7 +242,7 @@ TEST_F(Resume, DamagedOrMissingStateIsRefused) {
 }
 
 TEST_F(Resume, NonFiniteLossStopsOrIsSkipped) {
-  TrainOptions o = tiny(dir_ / "run", data_);
+  GptOptions o = tiny(dir_ / "run", data_);
   o.lr = 1e30f, o.min_lr = 0, o.warmup = 0, o.grad_clip = 0;
   const std::string msg = testing::error_message([&] { run(o); });
   EXPECT_NE(msg.find("step "), std::string::npos) << msg;
@@ -251,7 +251,7 @@ TEST_F(Resume, NonFiniteLossStopsOrIsSkipped) {
   o.skip_nonfinite = true;
   RunControl again;
   again.force = true;  // a new run in the same directory
-  const TrainResult r = run(o, again);
+  const RunResult r = run(o, again);
   EXPECT_GT(r.nonfinite_skipped, 0);
   EXPECT_EQ(r.steps_done, 30);
 }

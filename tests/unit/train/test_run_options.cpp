@@ -35,7 +35,7 @@ Options resumed(const TrainState& state, const Options& requested, std::vector<s
 
 template <class Options>
 class ResumeEveryModel : public ::testing::Test {};
-using AllOptions = ::testing::Types<TrainOptions, BowOptions, TranslationOptions>;
+using AllOptions = ::testing::Types<GptOptions, BowOptions, TranslationOptions>;
 TYPED_TEST_SUITE(ResumeEveryModel, AllOptions);
 
 TYPED_TEST(ResumeEveryModel, KeepsTheSavedOptionsAndTakesTheGivenOnes) {
@@ -79,9 +79,9 @@ TYPED_TEST(ResumeEveryModel, RefusesAnotherOut) {
 }
 
 TEST(ResumeOptions, RefusesAnotherShapeOfEachModel) {
-  TrainOptions gpt;
+  GptOptions gpt;
   gpt.model.n_layer = 6;
-  EXPECT_NE(testing::error_message([&] { resumed(saved_at_30(TrainOptions{}), gpt, {"n-layer"}); }).find("--n-layer 6"),
+  EXPECT_NE(testing::error_message([&] { resumed(saved_at_30(GptOptions{}), gpt, {"n-layer"}); }).find("--n-layer 6"),
             std::string::npos);
   BowOptions bow;
   bow.model.n_embd = 8;
@@ -103,7 +103,7 @@ TEST(ResumeOptions, AMovedSplitNeedsAllowDataChange) {
 }
 
 TEST(RunOptions, EveryModelHasItsDefaultsAndOneFieldList) {
-  EXPECT_EQ(TrainOptions{}.batch_size, 12);
+  EXPECT_EQ(GptOptions{}.batch_size, 12);
   EXPECT_EQ(BowOptions{}.batch_size, 32);
   // The translation model's: docs/translation.md's measured recipe (cosine 1e-3, BPE 4000).
   EXPECT_EQ(TranslationOptions{}.lr_schedule, LrShape::kCosine);

@@ -25,8 +25,8 @@ std::string polish_text() {
   return s;
 }
 
-TrainOptions tiny_options(const fs::path& dir, const fs::path& data) {
-  TrainOptions o;
+GptOptions tiny_options(const fs::path& dir, const fs::path& data) {
+  GptOptions o;
   o.data = data.string(), o.out = (dir / "run").string();
   o.model.n_layer = 2, o.model.n_head = 2, o.model.n_embd = 16, o.model.block_size = 16, o.batch_size = 4;
   o.steps = 30, o.eval_interval = 10, o.eval_iters = 2, o.log_interval = 1, o.warmup = 5;
@@ -48,9 +48,9 @@ std::vector<double> logged_losses(const fs::path& metrics) {
 TEST(Trainer, SameSeedAndThreadsGiveIdenticalLosses) {
   const testing::TempDir dir("trainer_determinism");
   const fs::path data = write_text(dir, polish_text());
-  TrainOptions a = tiny_options(dir / "a", data), b = tiny_options(dir / "b", data);
+  GptOptions a = tiny_options(dir / "a", data), b = tiny_options(dir / "b", data);
   std::FILE* quiet = std::fopen("/dev/null", "w");
-  const TrainResult ra = train(a, quiet), rb = train(b, quiet);
+  const RunResult ra = train_gpt(a, quiet), rb = train_gpt(b, quiet);
   std::fclose(quiet);
   const auto la = logged_losses(fs::path(a.out) / "metrics.jsonl"), lb = logged_losses(fs::path(b.out) / "metrics.jsonl");
   ASSERT_EQ(la.size(), 30u + 4u);  // 30 train records, evaluations at 0, 10, 20, 30
@@ -69,32 +69,32 @@ TEST(Trainer, BadOptionsNameTheFlag) {
   const testing::TempDir dir("trainer_errors");
   const fs::path data = write_text(dir, polish_text());
   auto message = [&](auto mutate) {
-    TrainOptions o = tiny_options(dir, data);
+    GptOptions o = tiny_options(dir, data);
     mutate(o);
     std::FILE* quiet = std::fopen("/dev/null", "w");
     std::string msg = "(no error)";
     try {
-      train(o, quiet);
+      train_gpt(o, quiet);
     } catch (const Error& e) {
       msg = e.what();
     }
     std::fclose(quiet);
     return msg;
   };
-  EXPECT_NE(message([](TrainOptions& o) { o.model.n_embd = 30, o.model.n_head = 4; }).find("--n-embd"), std::string::npos);
-  EXPECT_NE(message([](TrainOptions& o) { o.model.n_layer = 0; }).find("--n-layer"), std::string::npos);
-  EXPECT_NE(message([](TrainOptions& o) { o.lr = std::nanf(""); }).find("--lr"), std::string::npos);
-  EXPECT_NE(message([](TrainOptions& o) { o.model.dropout = 1.0f; }).find("--dropout"), std::string::npos);
-  EXPECT_NE(message([](TrainOptions& o) { o.threads = 100000; }).find("--threads"), std::string::npos);
-  // An unknown --norm cannot be held in TrainOptions any more (it is an enum): it is refused where
+  EXPECT_NE(message([](GptOptions& o) { o.model.n_embd = 30, o.model.n_head = 4; }).find("--n-embd"), std::string::npos);
+  EXPECT_NE(message([](GptOptions& o) { o.model.n_layer = 0; }).find("--n-layer"), std::string::npos);
+  EXPECT_NE(message([](GptOptions& o) { o.lr = std::nanf(""); }).find("--lr"), std::string::npos);
+  EXPECT_NE(message([](GptOptions& o) { o.model.dropout = 1.0f; }).find("--dropout"), std::string::npos);
+  EXPECT_NE(message([](GptOptions& o) { o.threads = 100000; }).find("--threads"), std::string::npos);
+  // An unknown --norm cannot be held in GptOptions any more (it is an enum): it is refused where
   // it is read, naming the option and the value (the CLI test "unknown norm" checks the flag).
   EXPECT_NE(testing::error_message([] {
-              TrainOptions o;
+              GptOptions o;
               apply_options_json(o, {{"norm", "middle"}}, "--norm");
             }).find("--norm"),
             std::string::npos);
-  EXPECT_NE(message([](TrainOptions& o) { o.model.block_size = 4000; }).find("text.txt"), std::string::npos);
-  EXPECT_NE(message([&](TrainOptions& o) { o.data = (dir / "missing.txt").string(); }).find("missing.txt"),
+  EXPECT_NE(message([](GptOptions& o) { o.model.block_size = 4000; }).find("text.txt"), std::string::npos);
+  EXPECT_NE(message([&](GptOptions& o) { o.data = (dir / "missing.txt").string(); }).find("missing.txt"),
             std::string::npos);
 }
 
