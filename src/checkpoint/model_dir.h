@@ -78,7 +78,7 @@ struct LoadedModel {
 // Loads a model directory — config.json, the tokenizer's files and the checkpoint `which` names
 // (choose_checkpoint) — or a lone .safetensors file written by potop, whose metadata holds its
 // kind, config and tokenizer. The kind (config.json's "kind"; "gpt" when absent, as in older
-// directories) picks the row of the table (models/kinds.h) that checks the config and the
+// directories) picks the row of the table (nn/model_kind.h) that checks the config and the
 // tensors and builds the model. `kind`, when given, is the one the caller needs (wrong_kind).
 // Every problem (missing directory or file, bad JSON, a config that does not match the tensors,
 // a vocabulary that does not match the checkpoint) is a potop::Error naming the file.

@@ -12,7 +12,6 @@
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "report/attention_map.h"
-#include "models/encoder_decoder/translation_model.h"
 #include "report/loss_plot.h"
 
 namespace potop::cli {
@@ -74,9 +73,8 @@ Run add_attention(CLI::App& app) {
     if (WordAttention* words = task<WordAttention>(net))  // its weights on the earlier words, as bow attention
       return print_word_attention(*words, *loaded.tokenizer, loaded.weights.string(), loaded.choice, a->prompt,
                                   !a->out.empty() ? a->out : (dir / "attention.html").string());
-    if (task<Seq2Seq>(net)) {  // the decoder's attention on the source, as translate attention
-      TranslationModel m = as_translation_model(std::move(loaded));
-      write_cross_attention(m, a->prompt, "", a->layer,
+    if (Seq2Seq* s2s = task<Seq2Seq>(net)) {  // the decoder's attention on the source, as translate attention
+      write_cross_attention(*s2s, *loaded.tokenizer, a->prompt, "", a->layer,
                             !a->out.empty() ? fs::path(a->out) : dir / "cross-attention.html");
       return 0;
     }

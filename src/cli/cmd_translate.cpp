@@ -212,7 +212,7 @@ Run add_translate(CLI::App& app) {
     if (attn->parsed()) {
       if (!attn_out->empty()) check_output_file(*attn_out, "--out", *attn_force);
       TranslationModel m = load_model_with(attn_args->model, load_translation_model);
-      write_cross_attention(m, *attn_text, *attn_translation, *attn_layer,
+      write_cross_attention(*m.model, *m.tokenizer, *attn_text, *attn_translation, *attn_layer,
                             attn_out->empty() ? fs::path(attn_args->model.model) / "cross-attention.html"
                                               : fs::path(*attn_out));
       return 0;

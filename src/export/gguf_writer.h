@@ -9,7 +9,7 @@
 //   zero padding to the alignment, then the data; each tensor's offset is from the data's start
 //
 // ne[0] is the dimension that varies fastest: a matrix of `rows` rows of `cols` values has
-// ne = {cols, rows}. This file knows the format only; gguf_gpt2.h says what a GPT puts in it.
+// ne = {cols, rows}. This file knows the format only; a model's folder says what it puts in it (models/gpt/gpt_gguf.h: a GPT).
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// BERT's row of the kinds table (models/kinds.h), and its loader.
+// BERT's row of the kinds table (nn/model_kind.h), and its loader.
 #pragma once
 #include <filesystem>
 #include <string>

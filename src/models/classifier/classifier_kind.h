@@ -1,4 +1,4 @@
-// The classifier row of the table of model kinds (models/kinds.h), and loading a classifier's
+// The classifier row of the table of model kinds (nn/model_kind.h), and loading a classifier's
 // model directory (or one of its weights files) through the one loader.
 #pragma once
 #include <filesystem>

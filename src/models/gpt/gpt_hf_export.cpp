@@ -1,4 +1,4 @@
-// A potop GPT as a Hugging Face GPT-2 directory (see hf_export.h and docs/export-hf.md).
+// A potop GPT as a Hugging Face GPT-2 directory (see gpt_hf_export.h and docs/export-hf.md).
 #include "models/gpt/gpt_hf_export.h"
 
 #include <string>

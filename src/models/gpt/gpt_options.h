@@ -1,7 +1,7 @@
 // Everything `potop train` can be told, as one struct and one field list. The field list
 // drives the command-line flags (--n-layer), the JSON config file keys (n_layer), the help
 // text and what is saved in config.json, so a new option is added in exactly one place. The
-// model's fields are the GPTConfig's own list (models/gpt/gpt_config.h), not copies of it.
+// model's fields are the Transformer config's own list (nn/transformer_config.h), not copies of it.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
