@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The trainers behave alike (issue 25: potop train, bow train and translate train had drifted
-# apart; translate pretrain and bert pretrain have joined them). Each group runs the same check on
-# the tiny run of every trainer (lib.sh's tiny_run):
+# apart; translate pretrain, bert pretrain and classify train have joined them). Each group runs
+# the same check on the tiny run of every trainer (lib.sh's tiny_run):
 #   drift.sh <potop> resume_below   --resume with --steps below the checkpoint's step is refused
 #   drift.sh <potop> schedule       --resume with more --steps keeps the run's cosine decay
 #   drift.sh <potop> force          --force removes the old run's step-N.safetensors snapshots
 #   drift.sh <potop> resume_exact   a run stopped and resumed ends as the uninterrupted run, bit for bit
-#   drift.sh <potop> kinds          info names each kind; eval scores each; sample refuses a translator and a BERT
+#   drift.sh <potop> kinds          info names each kind; eval scores each (a classifier: classify eval);
+#                                   sample refuses a translator, a BERT and a classifier
 POTOP=$1
 GROUP=$2
 source "$(dirname "$0")/lib.sh"
 
 make_corpus text.txt 1500
 make_pairs pairs.tsv 300
-TRAINERS=(gpt bow translate pretrain bert)
+TRAINERS=(gpt bow translate pretrain bert classify)
 
 # A fresh tiny run of <trainer> in <dir> (the remaining options added); fails the check when it fails.
 fresh() {  # fresh <trainer> <dir> <options>...
@@ -46,7 +47,7 @@ schedule)
   # "on the same schedule"). Step 10's rate is the last point of the decay, not yet --min-lr.
   for trainer in "${TRAINERS[@]}"; do
     cosine=()
-    [ "$trainer" = translate ] && cosine=(--lr-schedule cosine)  # the translator's default is noam
+    case $trainer in translate | classify) cosine=(--lr-schedule cosine) ;; esac  # their defaults: noam, linear
     fresh "$trainer" "$trainer" --steps 10 --eval-interval 5 --lr 1e-2 --min-lr 1e-3 --warmup 3 "${cosine[@]}"
     "$POTOP" "${SUBCOMMAND[@]}" --resume "$trainer" --steps 20 >/dev/null 2>resume.log \
       || fail "$trainer: resume: $(tail -n 3 resume.log)"
@@ -85,8 +86,12 @@ resume_exact)
   # weights, bit for bit (one thread; the batches, masks and dropout of a step depend on the step,
   # not on the process). The 5-step run made one more evaluation, at its end.
   for trainer in "${TRAINERS[@]}"; do
-    fresh "$trainer" "$trainer-full" --steps 8 --eval-interval 4
-    fresh "$trainer" "$trainer-part" --steps 5 --eval-interval 4
+    # The others warm up for longer than 8 steps; the classifier's rate decays from step 1 to
+    # --steps (8 or 5) unless --lr-decay-steps fixes the end, as a resumed run keeps it.
+    decay=()
+    [ "$trainer" = classify ] && decay=(--lr-decay-steps 8)
+    fresh "$trainer" "$trainer-full" --steps 8 --eval-interval 4 "${decay[@]}"
+    fresh "$trainer" "$trainer-part" --steps 5 --eval-interval 4 "${decay[@]}"
     "$POTOP" "${SUBCOMMAND[@]}" --resume "$trainer-part" --steps 8 >/dev/null 2>resume.log \
       || fail "$trainer: resume: $(tail -n 3 resume.log)"
     if diff <(losses "$trainer-full") <(losses "$trainer-part" | grep -v '"kind":"eval",.*"step":5[,}]') >diff.txt; then
@@ -99,7 +104,7 @@ resume_exact)
 kinds)
   for trainer in "${TRAINERS[@]}"; do fresh "$trainer" "$trainer" --steps 3 --eval-interval 3; done
   # info reads every kind of model directory and names its kind.
-  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder bert:bert; do
+  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder bert:bert classify:classifier; do
     dir=${pair%%:*} want=${pair#*:} rc=0
     "$POTOP" info -m "$dir" --json >info.json 2>info.err || rc=$?
     got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kind"])' info.json 2>/dev/null || true)
@@ -107,22 +112,26 @@ kinds)
       || fail "info --json of $dir: exit $rc, kind '$got', expected '$want': $(cat info.err)"
   done
   # eval scores every kind on its own kind of data: a text, or a TSV of pairs (by default the
-  # run's test.tsv). The wording of the output may change: a loss and a number are enough.
-  evaluates() {  # evaluates <what> <potop eval options>...
+  # run's test.tsv); a classifier, labelled texts with classify eval. The wording of the output
+  # may change: a loss and a number are enough.
+  evaluates() {  # evaluates <what> [classify] eval <options>...
     local what=$1 rc=0
     shift
-    timeout 60 "$POTOP" eval "$@" >eval.out 2>eval.err || rc=$?
+    timeout 60 "$POTOP" "$@" >eval.out 2>eval.err || rc=$?
     if [ "$rc" = 0 ] && grep -qiE 'loss[^0-9]*[0-9]+\.[0-9]+' eval.out; then ok "eval $what: $(grep -im1 loss eval.out)"
     else fail "eval $what: exit $rc: $(cat eval.out eval.err)"; fi
   }
-  evaluates "of a GPT on a text" -m gpt --data text.txt
-  evaluates "of a BoW on a text" -m bow --data text.txt
-  evaluates "of a translator on pairs" -m translate --data translate/test.tsv
-  evaluates "of a translator, no --data (its test.tsv)" -m translate
-  evaluates "of a BERT on a text (masked-LM)" -m bert --data text.txt
-  # sample has no source sentence to give a translator: it says which command to use.
+  evaluates "of a GPT on a text" eval -m gpt --data text.txt
+  evaluates "of a BoW on a text" eval -m bow --data text.txt
+  evaluates "of a translator on pairs" eval -m translate --data translate/test.tsv
+  evaluates "of a translator, no --data (its test.tsv)" eval -m translate
+  evaluates "of a BERT on a text (masked-LM)" eval -m bert --data text.txt
+  evaluates "of a classifier on labelled texts (classify eval)" classify eval -m classify --data dev.tsv
+  # sample has no source sentence to give a translator: it says which command to use (and so for
+  # a BERT and a classifier).
   expect_error "sample of a translator" 1 log "encoder-decoder" "potop translate" -- sample -m translate -p x
   expect_error "sample of a BERT" 1 log "bert" "potop bert fill" -- sample -m bert -p x
+  expect_error "sample of a classifier" 1 log "classifier" "potop classify" -- sample -m classify -p x
   ;;
 *) echo "unknown group $GROUP" >&2; exit 2 ;;
 esac

@@ -141,10 +141,17 @@ text_bpe() {
     --vocab-size 320 >/dev/null 2>&1 || { echo "tiny_run: tokenizer train failed" >&2; exit 2; }
 }
 
+# The labelled examples of the classifier's tiny run, made once: train.tsv and dev.tsv (make_labelled).
+labelled_data() {
+  [ -f train.tsv ] || make_labelled train.tsv 240 1
+  [ -f dev.tsv ] || make_labelled dev.tsv 40 2
+}
+
 # The command line of a trainer's tiny run, so that one check covers every trainer: TRAIN (its
-# subcommand, data and model options; the data is text.txt from make_corpus or pairs.tsv from
-# make_pairs) and SUBCOMMAND (the subcommand alone, for --resume).
-tiny_run() {  # tiny_run <gpt|bow|translate|pretrain|bert>
+# subcommand, data and model options; the data is text.txt from make_corpus, pairs.tsv from
+# make_pairs, or for the classifier train.tsv and dev.tsv, made here) and SUBCOMMAND (the
+# subcommand alone, for --resume).
+tiny_run() {  # tiny_run <gpt|bow|translate|pretrain|bert|classify>
   case $1 in
     gpt) SUBCOMMAND=(train); TRAIN=(train --data text.txt "${TINY[@]}") ;;
     bow) SUBCOMMAND=(bow train); TRAIN=(bow train --data text.txt "${TINY_BOW[@]}") ;;
@@ -155,6 +162,10 @@ tiny_run() {  # tiny_run <gpt|bow|translate|pretrain|bert>
     bert)  # BERT's masked LM on text.txt
       text_bpe
       SUBCOMMAND=(bert pretrain); TRAIN=(bert pretrain --data text.txt --tokenizer pretrain-tokenizer "${TINY[@]}") ;;
+    classify)  # a text classifier from scratch (its word tokenizer), no early stopping
+      labelled_data
+      SUBCOMMAND=(classify train)
+      TRAIN=(classify train --data train.tsv --dev dev.tsv --min-count 1 --patience 0 "${TINY[@]}") ;;
     *) echo "tiny_run: unknown trainer $1" >&2; exit 2 ;;
   esac
 }

@@ -10,6 +10,7 @@
 #   mpi.sh <potop> <mpirun> bow_equal        equal for potop bow train (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> translate_equal  equal for potop translate train (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> bert_equal       equal for potop bert pretrain (and rank 0 alone writes)
+#   mpi.sh <potop> <mpirun> classify_equal   equal for potop classify train (and rank 0 alone writes)
 POTOP=$1
 MPIRUN=$2
 GROUP=$3
@@ -28,12 +29,13 @@ MODEL=("${TINY[@]}" --eval-interval 3)
 ARGS=(--data text.txt "${MODEL[@]}")
 
 # Checks that a potop command loads a run's model: sample for a GPT, eval for the others.
-loads() {  # loads <dir> <what> [gpt|bow|translate|bert]
+loads() {  # loads <dir> <what> [gpt|bow|translate|bert|classify]
   local load
   case ${3:-gpt} in
     gpt) load=(sample --model "$1" --tokens 5 --seed 1) ;;
     bow | bert) load=(eval --model "$1" --data text.txt) ;;
     translate) load=(translate eval --model "$1" --data "$1/test.tsv") ;;
+    classify) load=(classify eval --model "$1" --data dev.tsv) ;;
   esac
   "$POTOP" "${load[@]}" >/dev/null 2>load.err \
     && ok "$2: $1 loads (potop ${load[0]})" || fail "$2: potop ${load[0]} cannot load $1: $(cat load.err)"
@@ -81,7 +83,7 @@ PY
 # The equal group's check for another trainer (tiny_run): 2 ranks = one process with
 # --grad-accum 2, and rank 0 alone wrote the run: one record per step (same_run counts them), one
 # set of printed evaluations, every file of a run, no temporary file, and the model loads.
-ranks_equal_accum() {  # ranks_equal_accum <bow|translate|bert>
+ranks_equal_accum() {  # ranks_equal_accum <bow|translate|bert|classify>
   local trainer=$1 f
   tiny_run "$trainer"
   "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --grad-accum 2 --out one 2>one.log \
@@ -291,6 +293,7 @@ kill)
 bow_equal) ranks_equal_accum bow ;;
 translate_equal) make_pairs pairs.tsv 300; ranks_equal_accum translate ;;
 bert_equal) ranks_equal_accum bert ;;  # each micro-batch's masks seeded by its global index
+classify_equal) ranks_equal_accum classify ;;  # each micro-batch's texts drawn by its global index
 *) echo "unknown group $GROUP" >&2; exit 2 ;;
 esac
 finish
