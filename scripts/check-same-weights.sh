@@ -2,8 +2,9 @@
 # Shows that a refactor of the trainers changed no arithmetic: trains the same fixed-seed tiny runs
 # with two potop binaries and compares them bit for bit.
 #   scripts/check-same-weights.sh OLD_POTOP NEW_POTOP
-# Runs, for each trainer (potop train on characters, potop bow train, potop translate train): 24
-# steps at --threads 1 and at --threads 2, and 12 steps resumed to 24 (--resume). For each run it
+# Runs, for each trainer (potop train on characters, potop bow train, potop translate train, potop
+# translate pretrain, potop bert pretrain, potop classify train: lib.sh's tiny_run): 24 steps at
+# --threads 1 and at --threads 2, and 12 steps resumed to 24 (--resume). For each run it
 # compares every tensor of latest.safetensors and resume.safetensors (the tensors' dtype, shape and
 # bytes; not the JSON header, whose metadata may gain fields) and the metrics.jsonl records
 # without their timings. One ok/FAIL line per run; exit status 1 when anything differs.
@@ -56,7 +57,7 @@ def tensors(path):
     return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
             for k, v in header.items() if k != "__metadata__"}
 # Timings differ run to run; fields a new binary adds to the records are not compared.
-KEYS = ("kind", "step", "loss", "train_loss", "val_loss", "grad_norm", "lr", "dev_bleu", "dev_chrf")
+KEYS = ("kind", "step", "loss", "train_loss", "val_loss", "grad_norm", "lr", "dev_bleu", "dev_chrf", "dev_accuracy")
 def records(d):
     return [{k: r.get(k) for k in KEYS} for r in map(json.loads, open(f"{d}/metrics.jsonl"))]
 diffs, count = [], 0
@@ -79,7 +80,7 @@ print(f"identical ({count} tensors, {len(ra)} metrics records)")
 PY
 }
 
-for trainer in gpt bow translate; do
+for trainer in gpt bow translate pretrain bert classify; do
   tiny_run "$trainer"
   for what in "threads=1 1 fresh" "threads=2 2 fresh" "resume 1 resume"; do
     read -r name n how <<<"$what"
