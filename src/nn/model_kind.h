@@ -4,8 +4,8 @@
 // loader serve every architecture. Each model folder writes its own row (models/gpt/gpt_kind.cpp,
 // ...), with the tasks its model can do (nn/tasks.h); models/kinds.cpp lists the rows and
 // defines model_kinds(). This header is the row's type, below every layer that reads the table:
-// the loader, the run kit and the commands see rows, never a model's class. Adding a model is a
-// folder and one row.
+// the loader, the run kit and the commands every model shares see rows, never a model's class.
+// Adding a model is a folder and one row.
 //
 // Configs travel as JSON between the table and its users: the row parses it into its typed
 // config (GPTConfig, BowConfig, ...) and back, so the loader needs no model's header.

@@ -51,8 +51,8 @@ void size_by_data(ClassifierOptions& options, const RunKit& kit, long per_epoch)
     // The linear decay (to 0) then stretches to the new end, as Hugging Face's Trainer resumed
     // with more epochs does; keeping the run's schedule would train the new epochs at --min-lr.
     if (kit.resuming() && options.lr_decay_steps == 0)
-      std::fprintf(kit.log(), "note: --epochs %d: %d steps; the learning rate's decay now ends there\n", options.epochs,
-                   options.steps);
+      std::fprintf(kit.log(), "note: --epochs %d: %d steps; the learning rate's decay now ends there\n",
+                   options.epochs, options.steps);
   }
   if (!kit.resuming()) {
     if (!control.was_given("eval-interval")) options.eval_interval = int(std::max<long>(1, per_epoch / options.grad_accum));
@@ -104,6 +104,7 @@ Classifier& build_model(RunKit& kit, const ClassifierConfig& config, const Class
   return model;
 }
 
+// The start-up lines of the data (texts cut to the block, words the vocabulary lacks) and the model.
 void print_start(std::FILE* log, const ClassifierOptions& options, const LabelledSet& train, const LabelledSet& dev,
                  const ClassifierConfig& config, const Tokenizer& tokenizer, size_t parameters, long per_epoch) {
   std::fprintf(log, "data: %s: %zu examples, %d classes; %s: %zu examples; %s tokenizer, vocabulary %d\n",

@@ -154,7 +154,8 @@ WordVectors initial_vectors(int V, const Word2VecOptions& options) {
   vectors.input.resize(static_cast<size_t>(V) * D);
   vectors.output.assign(static_cast<size_t>(V) * D, 0.0f);
   Lcg init{options.seed};
-  for (float& x : vectors.input) x = (static_cast<float>(init.u32() & 0xFFFF) / 32768.0f - 1.0f) / static_cast<float>(D);
+  for (float& x : vectors.input)
+    x = (static_cast<float>(init.u32() & 0xFFFF) / 32768.0f - 1.0f) / static_cast<float>(D);
   return vectors;
 }
 
