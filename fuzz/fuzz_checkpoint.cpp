@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> notes;
     RunControl control;
     control.given = {"steps", "lr"};
-    (void)resume_options(state, TrainOptions{}, control, "fuzz-dir", notes);
+    (void)resume_options(state, GptOptions{}, control, "fuzz-dir", notes);
     const Layout& layout = model.parameters().layout();
     Arena m(layout), v(layout);
     load_train_state_tensors(file, model.parameters(), {{"adamw.m.", &m}, {"adamw.v.", &v}});

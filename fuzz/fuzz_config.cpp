@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
   try {
-    TrainOptions options;
+    GptOptions options;
     apply_options_json(options, j, "fuzz.json");
     validate(options);
     (void)to_json(options);
