@@ -4,9 +4,9 @@
 
 Trains one small character GPT with A, then measures, for each binary in turn (A B A B ...):
   train       tokens/s of 40 training steps (batch 8 x 64)
-  sample      tokens/s of greedy generation, 1 thread, and of its q8_0 and q4_0 quantizations
+  sample      tokens/s of 5000 greedy tokens, 1 thread, and of its q8_0 and q4_0 quantizations
   serve       completion tokens/s of potop serve under 4 concurrent clients for a few seconds
-and prints each binary's median, the ratio B/A and the spread of A's rounds (the noise), with the
+and prints each binary's median, the ratio B/A and the spread of each one's rounds (the noise), with the
 FMA peak of this CPU measured in the same run (potop_bench peak, when --bench is given).
 """
 import argparse
@@ -50,7 +50,7 @@ def train_rate(potop, work, data):
 
 
 def sample_rate(potop, model):
-    r = run([potop, "sample", "-m", model, "-p", "pan ", "-n", "1500", "--temperature", "0", "--threads", "1"])
+    r = run([potop, "sample", "-m", model, "-p", "pan ", "-n", "5000", "--temperature", "0", "--threads", "1"])
     return float(re.search(r"([0-9.]+) tokens/s", r.stderr).group(1))
 
 
@@ -114,15 +114,15 @@ def main():
             "sample q4_0 (tokens/s)": lambda p: sample_rate(p, quantized["q4_0"]),
             "serve, 4 clients (tokens/s)": lambda p: serve_rate(p, model),
         }
-        print(f"{'workload':30} {'A':>10} {'B':>10} {'B/A':>6}  A's rounds")
+        print(f"{'workload':30} {'A':>10} {'B':>10} {'B/A':>6}  spread of A's and B's rounds")
         for name, measure in workloads.items():
             a, b = [], []
             for _ in range(args.rounds):
                 a.append(measure(args.a))
                 b.append(measure(args.b))
             ma, mb = statistics.median(a), statistics.median(b)
-            spread = (max(a) - min(a)) / ma if ma else 0
-            print(f"{name:30} {ma:10.0f} {mb:10.0f} {mb / ma:6.3f}  ±{spread / 2:.1%}", flush=True)
+            spread = lambda xs, m: (max(xs) - min(xs)) / 2 / m if m else 0  # noqa: E731
+            print(f"{name:30} {ma:10.0f} {mb:10.0f} {mb / ma:6.3f}  ±{spread(a, ma):.1%} ±{spread(b, mb):.1%}", flush=True)
 
 
 if __name__ == "__main__":
