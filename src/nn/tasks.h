@@ -18,7 +18,9 @@
 //
 // The text-level tasks take the tokenizer the model was trained with (a model does not own it),
 // and turn text into the row they read themselves: a BERT puts [CLS] and [SEP] around it, a
-// classifier encodes as it was trained. Errors about a text are potop::Error naming `field`.
+// classifier encodes as it was trained. Errors about a text are potop::Error; `field` is how the
+// caller names the text ("--prompt", "input[2]"), used where the model's own messages do not
+// already say (a BERT's and a classifier's rows name "the prompt" and "the text", as before).
 #pragma once
 #include <cstdint>
 #include <span>

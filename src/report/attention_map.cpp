@@ -8,10 +8,6 @@
 
 namespace potop {
 
-namespace {
-
-}  // namespace
-
 std::string token_label(const Tokenizer& tokenizer, int id) {
   const std::string s = tokenizer.decode_one(id);
   if (s == "\n") return "↵";
@@ -126,15 +122,14 @@ std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int
 namespace {
 
 // A token on a cross-attention axis: its piece, </s> by name.
-
-std::string source_label(const Tokenizer& tokenizer, int id) {
+std::string cross_label(const Tokenizer& tokenizer, int id) {
   if (id == kEosId) return "</s>";
   const std::string s = tokenizer.piece(id);
   return s.empty() ? "?" : s;
 }
 
 // att (T, S): row i = target token i, column j = source token j.
-std::string map_svg(const float* att, const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
+std::string cross_map_svg(const float* att, const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
   const int T = int(rows.size()), S = int(cols.size());
   const int cell = std::clamp(560 / std::max(T, S), 8, 26), left = 110, top = 110;
   char buf[320];
@@ -179,9 +174,9 @@ std::string cross_attention_html(Seq2Seq& model, const Tokenizer& tokenizer, con
   model.attend(source, target);
   // Row i is the position that predicts target token i (its input is token i - 1, or <s>).
   std::vector<std::string> rows, cols;
-  for (int id : target) rows.push_back(source_label(tokenizer, id));
+  for (int id : target) rows.push_back(cross_label(tokenizer, id));
   rows.push_back("</s>");
-  for (int id : source) cols.push_back(source_label(tokenizer, id));
+  for (int id : source) cols.push_back(cross_label(tokenizer, id));
   std::string html =
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>potop cross-attention</title><style>"
       "body{font-family:sans-serif;margin:20px} .maps{display:flex;flex-wrap:wrap;gap:18px}"
@@ -200,10 +195,10 @@ std::string cross_attention_html(Seq2Seq& model, const Tokenizer& tokenizer, con
       for (size_t k = 0; k < mean.size(); ++k) mean[k] += att[size_t(h) * T * S + k] / float(H);
     html += "<h2>Decoder layer " + std::to_string(l) + "</h2>\n<div class=\"maps\">\n";
     html += "<figure><figcaption>layer " + std::to_string(l) + ", mean of heads</figcaption>\n" +
-            map_svg(mean.data(), rows, cols) + "</figure>\n";
+            cross_map_svg(mean.data(), rows, cols) + "</figure>\n";
     for (int h = 0; h < H; ++h)
       html += "<figure><figcaption>layer " + std::to_string(l) + ", head " + std::to_string(h) + "</figcaption>\n" +
-              map_svg(att + size_t(h) * T * S, rows, cols) + "</figure>\n";
+              cross_map_svg(att + size_t(h) * T * S, rows, cols) + "</figure>\n";
     html += "</div>\n";
   }
   return html + "</body></html>\n";
