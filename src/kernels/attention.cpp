@@ -1,9 +1,12 @@
 // Multi-head scaled dot-product attention (see attention.h).
 //
-// Work split: every (batch, head) pair is one job; OpenMP hands the jobs to threads statically
-// and a job runs start to finish on one thread. Jobs write disjoint memory (their own rows of
-// stats and att, their own D-wide column slice of out / dq / dk / dv), so there are no races and
-// the result does not even depend on the thread count.
+// Work split: every (batch, key/value head) pair is one job; OpenMP hands the jobs to threads
+// statically and a job runs start to finish on one thread, the query heads of its group one after
+// the other. Jobs write disjoint memory (their heads' rows of stats and att, their own D-wide
+// column slices of out / dq / dk / dv), so there are no races and the result does not even
+// depend on the thread count. A group packs its keys and values once for all its query heads,
+// and its heads add into one dk, dv sum in head order; with Hkv = H a group is one head.
+// Generation, which packs nothing, makes each query head a job of its own instead.
 //
 // Inside a job, queries go in blocks of kQueryBlock:
 //   forward   S = Q Kᵀ;  E = exp(S / √D - m) with m each row's max, keeping m and 1 / rowsum(E);
@@ -400,21 +403,27 @@ void dropout_row(float* p, int n, uint64_t base, float dropout_p, float keep_sca
   for (int j = 0; j < n; ++j) p[j] = counter_uniform(seed, base + j) >= dropout_p ? p[j] * keep_scale : 0.0f;
 }
 
+// Key/value heads: Hkv, or H when 0.
+int kv_heads(const AttentionDims& d) { return d.Hkv ? d.Hkv : d.H; }
+
 void check_args(const AttentionDims& d, float dropout_p) {
   POTOP_CHECK(d.B >= 0 && d.Tq >= 0 && d.Tk >= 0 && d.H >= 0 && d.D > 0, "bad attention sizes");
-  const int k_row = d.k_head_stride ? d.D : d.H * d.D, v_row = d.v_head_stride ? d.D : d.H * d.D;
+  POTOP_CHECK(d.Hkv >= 0 && (d.Hkv == 0 || (d.H >= d.Hkv && d.H % d.Hkv == 0)),
+              "the query heads H must be a multiple of the key/value heads Hkv");
+  const int kv_row = kv_heads(d) * d.D;
+  const int k_row = d.k_head_stride ? d.D : kv_row, v_row = d.v_head_stride ? d.D : kv_row;
   POTOP_CHECK(d.q_stride >= d.H * d.D && d.k_stride >= k_row && d.v_stride >= v_row,
               "a row stride is smaller than the row it holds");
   POTOP_CHECK(d.k_head_stride >= 0 && d.v_head_stride >= 0, "negative head stride");
   POTOP_CHECK(dropout_p >= 0.0f && dropout_p < 1.0f, "dropout_p must be in [0, 1)");
 }
 
-// Offsets of head h's first key and value within batch b.
-size_t key_offset(const AttentionDims& d, int b, int h) {
-  return static_cast<size_t>(b) * d.Tk * d.k_stride + static_cast<size_t>(h) * (d.k_head_stride ? d.k_head_stride : d.D);
+// Offsets of key/value head g's first key and value within batch b.
+size_t key_offset(const AttentionDims& d, int b, int g) {
+  return static_cast<size_t>(b) * d.Tk * d.k_stride + static_cast<size_t>(g) * (d.k_head_stride ? d.k_head_stride : d.D);
 }
-size_t value_offset(const AttentionDims& d, int b, int h) {
-  return static_cast<size_t>(b) * d.Tk * d.v_stride + static_cast<size_t>(h) * (d.v_head_stride ? d.v_head_stride : d.D);
+size_t value_offset(const AttentionDims& d, int b, int g) {
+  return static_cast<size_t>(b) * d.Tk * d.v_stride + static_cast<size_t>(g) * (d.v_head_stride ? d.v_head_stride : d.D);
 }
 
 }  // namespace
@@ -424,80 +433,94 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
                        uint64_t dropout_seed) {
   check_args(dims, dropout_p);
   const int B = dims.B, Tq = dims.Tq, Tk = dims.Tk, H = dims.H, D = dims.D, HD = H * D;
+  const int Hkv = kv_heads(dims), group = Hkv ? H / Hkv : 0;  // query heads per key/value head
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const bool dropout = dropout_p > 0.0f;
   const float keep_scale = dropout ? 1.0f / (1.0f - dropout_p) : 1.0f;
+  // Generation (a few queries) reads keys and values where they are: with nothing to pack once for
+  // a group, its jobs are single query heads, more of them to share among the threads.
+  const bool packed = Tq >= kTileRows;
+  const int job_heads = packed ? group : 1, jobs = job_heads ? H / job_heads : 0;  // per batch row
 
 #pragma omp parallel for schedule(static)
-  for (int bh = 0; bh < B * H; ++bh) {
-    const int b = bh / H, h = bh % H;
-    const float* qb = q + static_cast<size_t>(b) * Tq * dims.q_stride + h * D;  // (Tq, D), rows q_stride apart
-    const float* kb = k + key_offset(dims, b, h);    // (Tk, D), rows k_stride apart
-    const float* vb = v + value_offset(dims, b, h);  // (Tk, D), rows v_stride apart
-    float* ob = out + static_cast<size_t>(b) * Tq * HD + h * D;                 // (Tq, D), rows HD apart
-    float* st = stats + static_cast<size_t>(bh) * Tq * 2;                       // (Tq, 2)
+  for (int job = 0; job < B * jobs; ++job) {
+    const int b = job / jobs, h0 = job % jobs * job_heads, g = h0 / group;
+    const float* kb = k + key_offset(dims, b, g);    // (Tk, D), rows k_stride apart
+    const float* vb = v + value_offset(dims, b, g);  // (Tk, D), rows v_stride apart
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;  // keys any query sees
     const int ld = panels(nk);                    // row stride of the scores
-    // Query row i's probabilities into att, if wanted, from its exp_row values e[0..n): e · (1 / Σ),
-    // exactly as probabilities_row makes them; the masked rest exactly 0.
-    auto keep_att = [&](int i, const float* e, int n) {
-      if (att) {
-        float* a = att + (static_cast<size_t>(bh) * Tq + i) * Tk;
-        const float inv = st[2 * i + 1];
-        for (int j = 0; j < n; ++j) a[j] = e[j] * inv;
-        std::fill(a + n, a + Tk, 0.0f);
-      }
-    };
-    auto att_index = [&](int i) { return (static_cast<uint64_t>(bh) * Tq + i) * Tk; };
-
-    if (Tq < kTileRows) {  // generation: a few queries, keys and values read where they are
-      float* s = scratch(0, ld);
-      for (int i = 0; i < Tq; ++i) {
-        const int n = visible(i);
-        dot_rows(s, qb + static_cast<size_t>(i) * dims.q_stride, kb, dims.k_stride, n, D);  // s = q kᵀ
-        exp_row(s, n, nk, scale, st + 2 * i);  // p = softmax(s / √D) = e / Σ
-        keep_att(i, s, n);
-        if (dropout) dropout_row(s, n, att_index(i), dropout_p, keep_scale, dropout_seed);
-        float* o = ob + static_cast<size_t>(i) * HD;
-        weighted_rows(o, s, vb, dims.v_stride, n, D);  // o = p v = (e v) / Σ
-        scale_row(o, D, st[2 * i + 1]);
-      }
-      continue;
+    float* kt = nullptr;  // Kᵀ (D, nk) in panels
+    float* vp = nullptr;  // V (nk, D) in panels
+    float* s;             // scores, then probabilities (mb, nk)
+    if (packed) {
+      kt = scratch(0, static_cast<size_t>(ld) * D);
+      vp = scratch(1, static_cast<size_t>(panels(D)) * nk);
+      s = scratch(2, static_cast<size_t>(kQueryBlock) * ld);
+      pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
+      pack_panels(vp, vb, dims.v_stride, nk, D);
+    } else {
+      s = scratch(0, ld);
     }
 
-    float* kt = scratch(0, static_cast<size_t>(ld) * D);            // Kᵀ (D, nk) in panels
-    float* vp = scratch(1, static_cast<size_t>(panels(D)) * nk);    // V (nk, D) in panels
-    float* s = scratch(2, static_cast<size_t>(kQueryBlock) * ld);  // scores, then probabilities (mb, nk)
-    pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
-    pack_panels(vp, vb, dims.v_stride, nk, D);
+    for (int h = h0; h < h0 + job_heads; ++h) {
+      const int bh = b * H + h;
+      const float* qb = q + static_cast<size_t>(b) * Tq * dims.q_stride + h * D;  // (Tq, D), rows q_stride apart
+      float* ob = out + static_cast<size_t>(b) * Tq * HD + h * D;                 // (Tq, D), rows HD apart
+      float* st = stats + static_cast<size_t>(bh) * Tq * 2;                       // (Tq, 2)
+      // Query row i's probabilities into att, if wanted, from its exp_row values e[0..n): e · (1 / Σ),
+      // exactly as probabilities_row makes them; the masked rest exactly 0.
+      auto keep_att = [&](int i, const float* e, int n) {
+        if (att) {
+          float* a = att + (static_cast<size_t>(bh) * Tq + i) * Tk;
+          const float inv = st[2 * i + 1];
+          for (int j = 0; j < n; ++j) a[j] = e[j] * inv;
+          std::fill(a + n, a + Tk, 0.0f);
+        }
+      };
+      auto att_index = [&](int i) { return (static_cast<uint64_t>(bh) * Tq + i) * Tk; };
 
-    for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
-      const int mb = std::min(kQueryBlock, Tq - i0);
-      const int nb = visible(i0 + mb - 1);  // keys this block sees
-      // A tile of query rows [r, r + mr) needs the keys its last query sees.
-      auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
-      // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
-      // tile's keys are never read, and full-width tiles need no masked stores.
-      auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
-      auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
-      auto head_dim = [&](int, int) { return D; };
-      auto head_range = [&](int, int) { return std::pair{0, D}; };
-
-      // s (mb, nb) = q (mb, D) · kᵀ (D, nb)
-      panel_matmul<false>(s, ld, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, D, mb, ld,
-                          score_columns, head_range);
-      for (int r = 0; r < mb; ++r) {
-        float* sr = s + static_cast<size_t>(r) * ld;
-        const int n = visible(i0 + r);
-        exp_row(sr, n, nb, scale, st + 2 * (i0 + r));  // p = softmax(s / √D + mask) = e / Σ
-        keep_att(i0 + r, sr, n);
-        if (dropout) dropout_row(sr, n, att_index(i0 + r), dropout_p, keep_scale, dropout_seed);
+      if (!packed) {
+        for (int i = 0; i < Tq; ++i) {
+          const int n = visible(i);
+          dot_rows(s, qb + static_cast<size_t>(i) * dims.q_stride, kb, dims.k_stride, n, D);  // s = q kᵀ
+          exp_row(s, n, nk, scale, st + 2 * i);  // p = softmax(s / √D) = e / Σ
+          keep_att(i, s, n);
+          if (dropout) dropout_row(s, n, att_index(i), dropout_p, keep_scale, dropout_seed);
+          float* o = ob + static_cast<size_t>(i) * HD;
+          weighted_rows(o, s, vb, dims.v_stride, n, D);  // o = p v = (e v) / Σ
+          scale_row(o, D, st[2 * i + 1]);
+        }
+        continue;
       }
-      // out (mb, D) = dropout(p) (mb, nb) · v (nb, D): dropout(e) · v, each row then divided by its Σ
-      float* ob_blk = ob + static_cast<size_t>(i0) * HD;
-      panel_matmul<false>(ob_blk, HD, s, ld, 1, vp, nk, mb, D, head_dim, key_range);
-      for (int r = 0; r < mb; ++r) scale_row(ob_blk + static_cast<size_t>(r) * HD, D, st[2 * (i0 + r) + 1]);
+
+      for (int i0 = 0; i0 < Tq; i0 += kQueryBlock) {
+        const int mb = std::min(kQueryBlock, Tq - i0);
+        const int nb = visible(i0 + mb - 1);  // keys this block sees
+        // A tile of query rows [r, r + mr) needs the keys its last query sees.
+        auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+        // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
+        // tile's keys are never read, and full-width tiles need no masked stores.
+        auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
+        auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
+        auto head_dim = [&](int, int) { return D; };
+        auto head_range = [&](int, int) { return std::pair{0, D}; };
+
+        // s (mb, nb) = q (mb, D) · kᵀ (D, nb)
+        panel_matmul<false>(s, ld, qb + static_cast<size_t>(i0) * dims.q_stride, dims.q_stride, 1, kt, D, mb, ld,
+                            score_columns, head_range);
+        for (int r = 0; r < mb; ++r) {
+          float* sr = s + static_cast<size_t>(r) * ld;
+          const int n = visible(i0 + r);
+          exp_row(sr, n, nb, scale, st + 2 * (i0 + r));  // p = softmax(s / √D + mask) = e / Σ
+          keep_att(i0 + r, sr, n);
+          if (dropout) dropout_row(sr, n, att_index(i0 + r), dropout_p, keep_scale, dropout_seed);
+        }
+        // out (mb, D) = dropout(p) (mb, nb) · v (nb, D): dropout(e) · v, each row then divided by its Σ
+        float* ob_blk = ob + static_cast<size_t>(i0) * HD;
+        panel_matmul<false>(ob_blk, HD, s, ld, 1, vp, nk, mb, D, head_dim, key_range);
+        for (int r = 0; r < mb; ++r) scale_row(ob_blk + static_cast<size_t>(r) * HD, D, st[2 * (i0 + r) + 1]);
+      }
     }
   }
 }
@@ -507,24 +530,20 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
                         float dropout_p, uint64_t dropout_seed, GradStore store) {
   check_args(dims, dropout_p);
   const int B = dims.B, Tq = dims.Tq, Tk = dims.Tk, H = dims.H, D = dims.D, HD = H * D;
+  const int Hkv = kv_heads(dims), group = Hkv ? H / Hkv : 0;  // query heads per key/value head
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const bool dropout = dropout_p > 0.0f;
   const float keep_scale = dropout ? 1.0f / (1.0f - dropout_p) : 1.0f;
 
 #pragma omp parallel for schedule(static)
-  for (int bh = 0; bh < B * H; ++bh) {
-    const int b = bh / H, h = bh % H;
-    const size_t q_off = static_cast<size_t>(b) * Tq * dims.q_stride + h * D;
-    const size_t k_off = key_offset(dims, b, h);
-    const size_t v_off = value_offset(dims, b, h);
-    const float* qb = q + q_off;  // (Tq, D), rows q_stride apart; dq alike
+  for (int bg = 0; bg < B * Hkv; ++bg) {
+    const int b = bg / Hkv, g = bg % Hkv;
+    const size_t k_off = key_offset(dims, b, g);
+    const size_t v_off = value_offset(dims, b, g);
     const float* kb = k + k_off;  // (Tk, D), rows k_stride apart; dk alike
     const float* vb = v + v_off;  // (Tk, D), rows v_stride apart; dv alike
-    float* dqb = dq + q_off;
     float* dkb = dk + k_off;
     float* dvb = dv + v_off;
-    const float* dob = dout + static_cast<size_t>(b) * Tq * HD + h * D;  // (Tq, D), rows HD apart
-    const float* st = stats + static_cast<size_t>(bh) * Tq * 2;         // (Tq, 2)
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;
     const int ld = panels(nk), Dp = panels(D);
@@ -537,72 +556,82 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     float* pd = dropout ? scratch(5, static_cast<size_t>(kQueryBlock) * ld) : s;  // dropout(p) (mb, nk)
     float* qp = scratch(6, static_cast<size_t>(Dp) * kQueryBlock);  // a block of q (mb, D) in panels
     float* dop = scratch(7, static_cast<size_t>(Dp) * kQueryBlock);  // a block of dout (mb, D) in panels
-    // dk and dv (nk, D) sum over all query blocks here, rows Dp apart, and reach dk, dv once at the end.
+    // dk and dv (nk, D) sum over all query blocks of the group's heads here, rows Dp apart, and
+    // reach dk, dv once at the end.
     float* dk_sum = scratch(8, static_cast<size_t>(Dp) * nk);
     float* dv_sum = scratch(9, static_cast<size_t>(Dp) * nk);
     pack_panels(kp, kb, dims.k_stride, nk, D);
     pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
     pack_panels_transposed(vt, vb, dims.v_stride, nk, D);
 
-    // Rows of a (batch, head) go block after block on this thread, adding into the same dk, dv sums.
-    // The last block goes first: it sees every key any query sees (nk), so it writes all of the
-    // sums and they need no clearing.
+    // The group's heads one after the other, and the rows of each block after block, add into the
+    // same dk, dv sums on this thread. A head's last block goes first: it sees every key any query
+    // sees (nk), so the first head's last block writes all of the sums and they need no clearing.
     const int last_block = Tq > 0 ? (Tq - 1) / kQueryBlock * kQueryBlock : -1;
-    for (int i0 = last_block; i0 >= 0; i0 -= kQueryBlock) {
-      const int mb = std::min(kQueryBlock, Tq - i0);
-      const int nb = visible(i0 + mb - 1);  // keys this block sees
-      const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
-      const float* qb_blk = qb + static_cast<size_t>(i0) * dims.q_stride;
-      auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
-      // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
-      // tile's keys are never read, and full-width tiles need no masked stores.
-      auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
-      auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
-      auto head_dim = [&](int, int) { return D; };
-      auto head_range = [&](int, int) { return std::pair{0, D}; };
-      // For a tile of keys [j, j + mr): the block's queries that see key j (hence all later ones).
-      auto queries_of_keys = [&](int j, int) {
-        const int first = visible.causal ? std::clamp(j - visible.offset - i0, 0, mb) : 0;
-        return std::pair{first, mb};
-      };
+    for (int h = g * group; h < (g + 1) * group; ++h) {
+      const int bh = b * H + h;
+      const size_t q_off = static_cast<size_t>(b) * Tq * dims.q_stride + h * D;
+      const float* qb = q + q_off;  // (Tq, D), rows q_stride apart; dq alike
+      float* dqb = dq + q_off;
+      const float* dob = dout + static_cast<size_t>(b) * Tq * HD + h * D;  // (Tq, D), rows HD apart
+      const float* st = stats + static_cast<size_t>(bh) * Tq * 2;         // (Tq, 2)
+      for (int i0 = last_block; i0 >= 0; i0 -= kQueryBlock) {
+        const int mb = std::min(kQueryBlock, Tq - i0);
+        const int nb = visible(i0 + mb - 1);  // keys this block sees
+        const float* dob_blk = dob + static_cast<size_t>(i0) * HD;
+        const float* qb_blk = qb + static_cast<size_t>(i0) * dims.q_stride;
+        auto keys_of_tile = [&](int r, int mr) { return visible(i0 + r + mr - 1); };
+        // Scores are computed in whole panels (rows are ld = panels(nk) long): the columns past a
+        // tile's keys are never read, and full-width tiles need no masked stores.
+        auto score_columns = [&](int r, int mr) { return panels(keys_of_tile(r, mr)); };
+        auto key_range = [&](int r, int mr) { return std::pair{0, keys_of_tile(r, mr)}; };
+        auto head_dim = [&](int, int) { return D; };
+        auto head_range = [&](int, int) { return std::pair{0, D}; };
+        // For a tile of keys [j, j + mr): the block's queries that see key j (hence all later ones).
+        auto queries_of_keys = [&](int j, int) {
+          const int first = visible.causal ? std::clamp(j - visible.offset - i0, 0, mb) : 0;
+          return std::pair{first, mb};
+        };
 
-      // forward: s = q · kᵀ, p = softmax(s / √D + mask), recomputed from the saved statistics
-      panel_matmul<false>(s, ld, qb_blk, dims.q_stride, 1, kt, D, mb, ld, score_columns, head_range);
-      // forward: out = dropout(p) · v  =>  d dropout(p) (mb, nb) = dout (mb, D) · vᵀ (D, nb)
-      panel_matmul<false>(ds, ld, dob_blk, HD, 1, vt, D, mb, ld, score_columns, head_range);
+        // forward: s = q · kᵀ, p = softmax(s / √D + mask), recomputed from the saved statistics
+        panel_matmul<false>(s, ld, qb_blk, dims.q_stride, 1, kt, D, mb, ld, score_columns, head_range);
+        // forward: out = dropout(p) · v  =>  d dropout(p) (mb, nb) = dout (mb, D) · vᵀ (D, nb)
+        panel_matmul<false>(ds, ld, dob_blk, HD, 1, vt, D, mb, ld, score_columns, head_range);
 
-      for (int r = 0; r < mb; ++r) {
-        const int n = visible(i0 + r);
-        float* pr = s + static_cast<size_t>(r) * ld;
-        float* dr = ds + static_cast<size_t>(r) * ld;
-        probabilities_row(pr, n, nb, scale, st + 2 * (i0 + r));  // p = e / Σ, as the forward pass
-        // forward: p̃ = p ⊙ keep / (1 - p_drop)  =>  dp = dp̃ ⊙ keep / (1 - p_drop)
-        if (dropout) {
-          const uint64_t base = (static_cast<uint64_t>(bh) * Tq + i0 + r) * Tk;
-          float* pdr = pd + static_cast<size_t>(r) * ld;
-          for (int j = 0; j < n; ++j) {
-            const float m = counter_uniform(dropout_seed, base + j) >= dropout_p ? keep_scale : 0.0f;
-            pdr[j] = pr[j] * m;
-            dr[j] *= m;
+        for (int r = 0; r < mb; ++r) {
+          const int n = visible(i0 + r);
+          float* pr = s + static_cast<size_t>(r) * ld;
+          float* dr = ds + static_cast<size_t>(r) * ld;
+          probabilities_row(pr, n, nb, scale, st + 2 * (i0 + r));  // p = e / Σ, as the forward pass
+          // forward: p̃ = p ⊙ keep / (1 - p_drop)  =>  dp = dp̃ ⊙ keep / (1 - p_drop)
+          if (dropout) {
+            const uint64_t base = (static_cast<uint64_t>(bh) * Tq + i0 + r) * Tk;
+            float* pdr = pd + static_cast<size_t>(r) * ld;
+            for (int j = 0; j < n; ++j) {
+              const float m = counter_uniform(dropout_seed, base + j) >= dropout_p ? keep_scale : 0.0f;
+              pdr[j] = pr[j] * m;
+              dr[j] *= m;
+            }
+            zero_range(pdr, n, nb);
           }
-          zero_range(pdr, n, nb);
+          // forward: p = softmax(s / √D)  =>  ds = p ⊙ (dp - Σ_j p ⊙ dp) / √D  (the 1/√D folded in here)
+          const float sum = dot(pr, dr, n);
+          for (int j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - sum) * scale;
+          zero_range(dr, n, nb);  // masked keys: no gradient
         }
-        // forward: p = softmax(s / √D)  =>  ds = p ⊙ (dp - Σ_j p ⊙ dp) / √D  (the 1/√D folded in here)
-        const float sum = dot(pr, dr, n);
-        for (int j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - sum) * scale;
-        zero_range(dr, n, nb);  // masked keys: no gradient
-      }
-      pack_panels(qp, qb_blk, dims.q_stride, mb, D);
-      pack_panels(dop, dob_blk, HD, mb, D);
+        pack_panels(qp, qb_blk, dims.q_stride, mb, D);
+        pack_panels(dop, dob_blk, HD, mb, D);
 
-      // forward: out = p̃ · v  =>  dv (nb, D) += p̃ᵀ (nb, mb) · dout (mb, D)
-      // forward: s = q · kᵀ  =>  dk (nb, D) += dsᵀ (nb, mb) · q (mb, D)
-      const GradStore into_sums = i0 == last_block ? GradStore::kOverwrite : GradStore::kAccumulate;
-      panel_matmul(into_sums, dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
-      panel_matmul(into_sums, dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
-      //                      =>  dq (mb, D) += ds (mb, nb) · k (nb, D)
-      float* dq_blk = dqb + static_cast<size_t>(i0) * dims.q_stride;
-      panel_matmul(store, dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
+        // forward: out = p̃ · v  =>  dv (nb, D) += p̃ᵀ (nb, mb) · dout (mb, D)
+        // forward: s = q · kᵀ  =>  dk (nb, D) += dsᵀ (nb, mb) · q (mb, D)
+        const bool opens_sums = h == g * group && i0 == last_block;
+        const GradStore into_sums = opens_sums ? GradStore::kOverwrite : GradStore::kAccumulate;
+        panel_matmul(into_sums, dv_sum, Dp, pd, 1, ld, dop, mb, nb, D, head_dim, queries_of_keys);
+        panel_matmul(into_sums, dk_sum, Dp, ds, 1, ld, qp, mb, nb, D, head_dim, queries_of_keys);
+        //                      =>  dq (mb, D) += ds (mb, nb) · k (nb, D)
+        float* dq_blk = dqb + static_cast<size_t>(i0) * dims.q_stride;
+        panel_matmul(store, dq_blk, dims.q_stride, ds, ld, 1, kp, nk, mb, D, head_dim, key_range);
+      }
     }
     // Keys no query sees (j >= nk) get no gradient.
     for (int j = 0; j < Tk; ++j) {

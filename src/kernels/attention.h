@@ -1,5 +1,7 @@
 // Multi-head scaled dot-product attention, one kernel for every use:
 //   out = softmax(Q Kᵀ / √D + mask) · V, per batch b and head h.
+// Grouped-query attention (GQA, as Llama's) is the same with fewer key/value heads than query
+// heads: consecutive query heads share one, which shrinks the KV cache by the group size.
 // Decoder self-attention (causal), encoder self-attention (padding), cross-attention and
 // KV-cached generation (Tq new queries against Tk cached keys) all call it.
 //
@@ -30,6 +32,11 @@ struct AttentionDims {
   // row, as above). A KV cache keeps each head's keys together instead (head stride Tmax·D, row
   // stride D), so that generation reads them front to back.
   int k_head_stride = 0, v_head_stride = 0;
+  // Key/value heads; 0 means H (every query head its own). H must be a multiple of it: query
+  // head h reads key/value head h / (H / Hkv), the grouping of Hugging Face's repeat_kv and
+  // llama.cpp, so a checkpoint's K/V projections keep their meaning. The head strides above and
+  // the [g*D, (g+1)*D) slots of a row count key/value heads, so a row of k or v holds Hkv*D.
+  int Hkv = 0;
 };
 
 struct AttentionMask {
@@ -55,11 +62,12 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p = 0.0f,
                        uint64_t dropout_seed = 0);
 
-// dq (B, Tq, H*D) += ∂L/∂q;  dk, dv (B, Tk, H*D) += ∂L/∂k, ∂L/∂v, with L = Σ dout ⊙ out
-//   (= with GradStore::kOverwrite; keys that no query sees then get 0)
+// dq (B, Tq, H*D) += ∂L/∂q;  dk, dv (B, Tk, Hkv*D) += ∂L/∂k, ∂L/∂v, with L = Σ dout ⊙ out
+//   (= with GradStore::kOverwrite; keys that no query sees then get 0); a K/V head's gradient
+//   sums over the query heads of its group
 // dq, dk, dv use the same strides as q, k, v (so they may be slices of one fused dqkv buffer;
-// only the H*D columns of each row are touched). stats are the forward pass's. Deterministic for
-// a given thread count; no heap allocation in steady state.
+// only the heads' columns are touched: H*D of a dq row, Hkv*D of a dk or dv row). stats are the
+// forward pass's. Deterministic for a given thread count; no heap allocation in steady state.
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* stats, const float* q,
                         const float* k, const float* v, const AttentionDims& dims, const AttentionMask& mask,
                         float dropout_p = 0.0f, uint64_t dropout_seed = 0,

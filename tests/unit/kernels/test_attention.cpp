@@ -31,11 +31,19 @@ constexpr float kSentinel = -12345.0f;  // fills padding columns and guard zones
 constexpr size_t kGuard = 37;           // floats after every buffer that must stay untouched
 constexpr float kStep = 1.0f / 1024;    // finite-difference step
 
-// One attention problem. q, k and v live in one buffer `data`, either as the three thirds of a
-// fused (B, T, 3C + 3) QKV projection output or as three separate blocks; in both layouts every
-// row has padding columns, so strides differ from C, and `is_input` marks the real elements.
+// Where q, k and v live in a Problem's buffer.
+enum class Layout {
+  kSeparate,  // three blocks of rows
+  kFused,     // the three parts of one QKV projection output's rows
+  kHeadMajor  // q in rows; k and v as a KV cache keeps them: (Hkv, Tmax, D), Tmax > Tk (B = 1)
+};
+
+// One attention problem. q, k and v live in one buffer `data`, laid out as `layout` says; in
+// every layout rows or heads have padding between them, so strides differ from C (and from Tk·D),
+// and `is_input` marks the real elements. Hkv key/value heads (dims.Hkv, 0: H).
 struct Problem {
   AttentionDims dims;
+  Layout layout = Layout::kSeparate;
   MaskKind kind = MaskKind::kCausal;
   std::vector<int> lengths;  // per batch; empty: no padding mask
   float p = 0.0f;            // dropout
@@ -45,6 +53,17 @@ struct Problem {
   size_t q_off = 0, k_off = 0, v_off = 0;
 
   int C() const { return dims.H * dims.D; }
+  int kv_heads() const { return dims.Hkv ? dims.Hkv : dims.H; }
+  int kv_C() const { return kv_heads() * dims.D; }
+  // Offsets of key / value j of batch b and key/value head g, from the strides' definitions.
+  size_t k_at(int b, int j, int g) const {
+    return (static_cast<size_t>(b) * dims.Tk + j) * dims.k_stride +
+           static_cast<size_t>(g) * (dims.k_head_stride ? dims.k_head_stride : dims.D);
+  }
+  size_t v_at(int b, int j, int g) const {
+    return (static_cast<size_t>(b) * dims.Tk + j) * dims.v_stride +
+           static_cast<size_t>(g) * (dims.v_head_stride ? dims.v_head_stride : dims.D);
+  }
   AttentionMask mask() const { return {kind, lengths.empty() ? nullptr : lengths.data()}; }
   size_t out_size() const { return static_cast<size_t>(dims.B) * dims.Tq * C(); }
   size_t att_size() const { return static_cast<size_t>(dims.B) * dims.H * dims.Tq * dims.Tk; }
@@ -52,10 +71,11 @@ struct Problem {
   const float* k() const { return data.data() + k_off; }
   const float* v() const { return data.data() + v_off; }
   std::string describe() const {
+    static const char* const kLayouts[] = {" separate", " fused", " head-major"};
     std::string s = "B=" + std::to_string(dims.B) + " Tq=" + std::to_string(dims.Tq) + " Tk=" +
-                    std::to_string(dims.Tk) + " H=" + std::to_string(dims.H) + " D=" + std::to_string(dims.D) +
-                    (kind == MaskKind::kCausal ? " causal" : " none") + " p=" + std::to_string(p) +
-                    (dims.q_stride == dims.k_stride ? " fused" : " separate");
+                    std::to_string(dims.Tk) + " H=" + std::to_string(dims.H) + " Hkv=" + std::to_string(dims.Hkv) +
+                    " D=" + std::to_string(dims.D) + (kind == MaskKind::kCausal ? " causal" : " none") +
+                    " p=" + std::to_string(p) + kLayouts[static_cast<int>(layout)];
     if (!lengths.empty()) {
       s += " lengths=";
       for (int l : lengths) s += std::to_string(l) + ",";
@@ -64,39 +84,62 @@ struct Problem {
   }
 };
 
-Problem make_problem(int B, int Tq, int Tk, int H, int D, MaskKind kind, bool fused, uint64_t seed = 1) {
+// Hkv key/value heads (0: dims.Hkv stays 0, the multi-head default).
+Problem make_gqa_problem(int B, int Tq, int Tk, int H, int Hkv, int D, MaskKind kind, Layout layout,
+                         uint64_t seed = 1) {
   Problem pr;
-  const int C = H * D;
+  const int C = H * D, Ckv = (Hkv ? Hkv : H) * D;
   pr.dims = {B, Tq, Tk, H, D, 0, 0, 0};
+  pr.dims.Hkv = Hkv;
+  pr.layout = layout;
   pr.kind = kind;
   size_t size = 0;
   auto mark = [&](size_t off, int rows, int stride, int cols) {
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) pr.is_input[off + static_cast<size_t>(r) * stride + c] = 1;
   };
-  if (fused) {
+  if (layout == Layout::kFused) {
     EXPECT_EQ(Tq, Tk) << "a fused QKV buffer has one T";
-    const int stride = 3 * C + 3;
+    const int stride = C + 2 * Ckv + 3;
     pr.dims.q_stride = pr.dims.k_stride = pr.dims.v_stride = stride;
-    pr.q_off = 0, pr.k_off = C, pr.v_off = 2 * C;
+    pr.q_off = 0, pr.k_off = C, pr.v_off = C + Ckv;
     size = static_cast<size_t>(B) * Tq * stride + kGuard;
     pr.is_input.assign(size, 0);
-    mark(0, B * Tq, stride, 3 * C);
+    mark(0, B * Tq, stride, C + 2 * Ckv);
+  } else if (layout == Layout::kHeadMajor) {
+    EXPECT_EQ(B, 1) << "head-major keys hold one sequence, as a KV cache does";
+    const int Tmax = Tk + 3, heads = Hkv ? Hkv : H;
+    pr.dims.q_stride = C + 1, pr.dims.k_stride = pr.dims.v_stride = D;
+    pr.dims.k_head_stride = pr.dims.v_head_stride = Tmax * D;
+    pr.q_off = 0;
+    pr.k_off = pr.q_off + static_cast<size_t>(B) * Tq * pr.dims.q_stride;
+    pr.v_off = pr.k_off + static_cast<size_t>(heads) * Tmax * D;
+    size = pr.v_off + static_cast<size_t>(heads) * Tmax * D + kGuard;
+    pr.is_input.assign(size, 0);
+    mark(pr.q_off, B * Tq, pr.dims.q_stride, C);
+    for (int g = 0; g < heads; ++g) {
+      mark(pr.k_off + static_cast<size_t>(g) * Tmax * D, Tk, D, D);  // slots Tk..Tmax-1: unused cache
+      mark(pr.v_off + static_cast<size_t>(g) * Tmax * D, Tk, D, D);
+    }
   } else {
-    pr.dims.q_stride = C + 1, pr.dims.k_stride = C + 2, pr.dims.v_stride = C + 3;
+    pr.dims.q_stride = C + 1, pr.dims.k_stride = Ckv + 2, pr.dims.v_stride = Ckv + 3;
     pr.q_off = 0;
     pr.k_off = pr.q_off + static_cast<size_t>(B) * Tq * pr.dims.q_stride;
     pr.v_off = pr.k_off + static_cast<size_t>(B) * Tk * pr.dims.k_stride;
     size = pr.v_off + static_cast<size_t>(B) * Tk * pr.dims.v_stride + kGuard;
     pr.is_input.assign(size, 0);
     mark(pr.q_off, B * Tq, pr.dims.q_stride, C);
-    mark(pr.k_off, B * Tk, pr.dims.k_stride, C);
-    mark(pr.v_off, B * Tk, pr.dims.v_stride, C);
+    mark(pr.k_off, B * Tk, pr.dims.k_stride, Ckv);
+    mark(pr.v_off, B * Tk, pr.dims.v_stride, Ckv);
   }
   const std::vector<float> r = random_vector(size, seed);
   pr.data.resize(size);
   for (size_t i = 0; i < size; ++i) pr.data[i] = pr.is_input[i] ? std::round(r[i] * 32.0f) / 32.0f : kSentinel;
   return pr;
+}
+
+Problem make_problem(int B, int Tq, int Tk, int H, int D, MaskKind kind, bool fused, uint64_t seed = 1) {
+  return make_gqa_problem(B, Tq, Tk, H, 0, D, kind, fused ? Layout::kFused : Layout::kSeparate, seed);
 }
 
 // The same problem with contiguous (B, T, C) q, k, v: for building KV-cache comparisons.
@@ -114,17 +157,20 @@ struct Reference {
   int dropped = 0;  // visible probabilities that dropout zeroed
 };
 
-// Straight from the definition, in double, with the mask written as a predicate.
+// Straight from the definition, in double, with the mask written as a predicate; query head h
+// reads key/value head h / (H / Hkv).
 Reference reference_forward(const Problem& pr) {
   const AttentionDims& d = pr.dims;
   const int C = pr.C();
   Reference ref;
   ref.out.assign(pr.out_size(), 0.0);
   ref.att.assign(pr.att_size(), 0.0);
+  const int group = d.H / pr.kv_heads();
   std::vector<double> s(d.Tk);
   for (int b = 0; b < d.B; ++b)
     for (int h = 0; h < d.H; ++h)
       for (int i = 0; i < d.Tq; ++i) {
+        const int g = h / group;
         auto visible = [&](int j) {
           if (pr.kind == MaskKind::kCausal && j > i + (d.Tk - d.Tq)) return false;
           return pr.lengths.empty() || j < pr.lengths[b];
@@ -133,7 +179,7 @@ Reference reference_forward(const Problem& pr) {
         double mx = -std::numeric_limits<double>::infinity();
         for (int j = 0; j < d.Tk; ++j) {
           if (!visible(j)) continue;
-          const float* kj = pr.k() + (static_cast<size_t>(b) * d.Tk + j) * d.k_stride + h * d.D;
+          const float* kj = pr.k() + pr.k_at(b, j, g);
           double dot = 0;
           for (int e = 0; e < d.D; ++e) dot += static_cast<double>(qi[e]) * kj[e];
           s[j] = dot / std::sqrt(static_cast<double>(d.D));
@@ -155,7 +201,7 @@ Reference reference_forward(const Problem& pr) {
             w = keep ? a / (1.0 - pr.p) : 0.0;
             ref.dropped += !keep;
           }
-          const float* vj = pr.v() + (static_cast<size_t>(b) * d.Tk + j) * d.v_stride + h * d.D;
+          const float* vj = pr.v() + pr.v_at(b, j, g);
           for (int e = 0; e < d.D; ++e) o[e] += w * vj[e];
         }
       }
@@ -548,6 +594,182 @@ TEST(AttentionDropout, SameResultWithOneAndTwoThreads) {
   EXPECT_EQ(std::memcmp(one.out.data(), two.out.data(), one.out.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(one.att.data(), two.att.data(), one.att.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(one.grads.data(), two.grads.data(), one.grads.size() * sizeof(float)), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grouped-query attention: Hkv key/value heads, each shared by H / Hkv consecutive query heads.
+
+TEST(AttentionGqa, ForwardMatchesReference) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    for (int H : {4, 6}) {
+      for (int Hkv : {1, 2, H}) {
+        check_forward(make_gqa_problem(2, 7, 7, H, Hkv, 5, kind, Layout::kSeparate));  // odd T and D
+        check_forward(make_gqa_problem(2, 7, 7, H, Hkv, 5, kind, Layout::kFused));
+        check_forward(make_gqa_problem(2, 3, 9, H, Hkv, 5, kind, Layout::kSeparate));    // generation: Tq < Tk
+        check_forward(make_gqa_problem(1, 9, 13, H, Hkv, 7, kind, Layout::kHeadMajor));  // a KV cache
+        check_forward(make_gqa_problem(1, 1, 13, H, Hkv, 7, kind, Layout::kHeadMajor));  // one new token
+      }
+    }
+    // Several query blocks and full SIMD tiles.
+    check_forward(make_gqa_problem(1, 70, 70, 4, 2, 16, kind, Layout::kFused));
+  }
+}
+
+TEST(AttentionGqa, PaddingAndDropoutMatchReference) {
+  for (MaskKind kind : {MaskKind::kNone, MaskKind::kCausal}) {
+    Problem pr = make_gqa_problem(3, 6, 6, 4, 2, 5, kind, Layout::kSeparate);
+    pr.lengths = {0, 3, 6};
+    check_forward(pr);
+    pr.p = 0.3f, pr.seed = 11;
+    EXPECT_GT(reference_forward(pr).dropped, 10) << "dropout dropped (almost) nothing";
+    check_forward(pr);
+    pr = make_gqa_problem(1, 4, 11, 6, 2, 5, kind, Layout::kHeadMajor);
+    pr.lengths = {8};
+    pr.p = 0.4f, pr.seed = 3;
+    check_forward(pr);
+  }
+}
+
+TEST(AttentionGqa, BackwardMatchesFiniteDifferences) {
+  // A key/value head's gradient sums over its group's query heads; keys or values outside the
+  // heads (padding columns, the unused slots of a KV cache) must stay as they were.
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kNone}) {
+    for (int H : {4, 6}) {
+      for (int Hkv : {1, 2, H}) {
+        check_backward(make_gqa_problem(2, 7, 7, H, Hkv, 5, kind, Layout::kSeparate));
+        check_backward(make_gqa_problem(1, 4, 9, H, Hkv, 3, kind, Layout::kHeadMajor));  // Tq < Tk
+      }
+    }
+    check_backward(make_gqa_problem(2, 7, 7, 4, 2, 5, kind, Layout::kFused));
+  }
+  check_backward(make_gqa_problem(1, 70, 70, 4, 2, 8, MaskKind::kCausal, Layout::kFused), 23);  // two query blocks
+}
+
+TEST(AttentionGqa, BackwardWithPaddingAndDropout) {
+  for (MaskKind kind : {MaskKind::kNone, MaskKind::kCausal}) {
+    Problem pr = make_gqa_problem(3, 6, 6, 4, 2, 5, kind, Layout::kSeparate);
+    pr.lengths = {0, 3, 6};
+    pr.p = 0.25f, pr.seed = 42;
+    check_backward(pr);
+  }
+  Problem pr = make_gqa_problem(1, 4, 11, 6, 1, 5, MaskKind::kCausal, Layout::kHeadMajor);
+  pr.lengths = {8};
+  pr.p = 0.3f, pr.seed = 9;
+  check_backward(pr);
+}
+
+TEST(AttentionGqa, AllHeadsOwnIsMultiHeadBitForBit) {
+  // Hkv = H is the multi-head default (Hkv = 0) exactly: out, stats, att and every gradient, with
+  // GradStore::kAccumulate and kOverwrite.
+  Problem padded = make_problem(2, 70, 70, 3, 8, MaskKind::kCausal, true);
+  padded.lengths = {70, 61};
+  Problem dropped = make_problem(2, 9, 9, 2, 8, MaskKind::kNone, true);
+  dropped.p = 0.25f, dropped.seed = 5;
+  for (const Problem& mha : {padded, dropped, make_problem(2, 3, 8, 2, 6, MaskKind::kCausal, false)}) {
+    SCOPED_TRACE(mha.describe());
+    Problem gqa = mha;
+    gqa.dims.Hkv = gqa.dims.H;
+    const std::vector<float> w = random_vector(mha.out_size(), 21);
+    const std::vector<float> init = random_vector(mha.data.size(), 22);
+    const Outputs a = run_kernels(mha, &w, &init), b = run_kernels(gqa, &w, &init);
+    EXPECT_EQ(std::memcmp(a.out.data(), b.out.data(), a.out.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(a.stats.data(), b.stats.data(), a.stats.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(a.att.data(), b.att.data(), a.att.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)), 0);
+    std::vector<float> ga(mha.data.size(), std::nanf("")), gb = ga;
+    attention_backward(ga.data() + mha.q_off, ga.data() + mha.k_off, ga.data() + mha.v_off, w.data(), a.stats.data(),
+                       mha.q(), mha.k(), mha.v(), mha.dims, mha.mask(), mha.p, mha.seed, GradStore::kOverwrite);
+    attention_backward(gb.data() + gqa.q_off, gb.data() + gqa.k_off, gb.data() + gqa.v_off, w.data(), b.stats.data(),
+                       gqa.q(), gqa.k(), gqa.v(), gqa.dims, gqa.mask(), gqa.p, gqa.seed, GradStore::kOverwrite);
+    EXPECT_EQ(std::memcmp(ga.data(), gb.data(), ga.size() * sizeof(float)), 0);
+  }
+}
+
+TEST(AttentionGqa, SameAsMultiHeadWithRepeatedKeysAndValues) {
+  // Hugging Face's repeat_kv: multi-head attention whose head h has key/value head h / (H / Hkv)
+  // gives the same out, stats and att bit for bit (each query head does the same operations on
+  // the same numbers) and the same dq; a key/value head's dk, dv are its query heads' summed.
+  const int H = 6, Hkv = 2, group = H / Hkv, D = 8;
+  for (int Tq : {3, 11, 70}) {  // the generation path, one query block, two
+    const int B = 2, Tk = Tq == 3 ? 9 : Tq;
+    Problem gqa = make_gqa_problem(B, Tq, Tk, H, Hkv, D, MaskKind::kCausal, Layout::kSeparate);
+    gqa.lengths = {Tk, Tk - 2};
+    Problem mha = make_problem(B, Tq, Tk, H, D, MaskKind::kCausal, false);
+    mha.lengths = gqa.lengths;
+    SCOPED_TRACE(gqa.describe());
+    for (int r = 0; r < B * Tq; ++r)
+      std::copy_n(gqa.q() + r * gqa.dims.q_stride, H * D, mha.data.data() + mha.q_off + r * mha.dims.q_stride);
+    for (int r = 0; r < B * Tk; ++r)
+      for (int h = 0; h < H; ++h) {
+        const int g = h / group;
+        float* kh = mha.data.data() + mha.k_off + r * mha.dims.k_stride + h * D;
+        float* vh = mha.data.data() + mha.v_off + r * mha.dims.v_stride + h * D;
+        std::copy_n(gqa.k() + r * gqa.dims.k_stride + g * D, D, kh);
+        std::copy_n(gqa.v() + r * gqa.dims.v_stride + g * D, D, vh);
+      }
+    const std::vector<float> w = random_vector(gqa.out_size(), 23);
+    const std::vector<float> zeros_gqa(gqa.data.size(), 0.0f), zeros_mha(mha.data.size(), 0.0f);
+    const Outputs og = run_kernels(gqa, &w, &zeros_gqa);
+    const Outputs om = run_kernels(mha, &w, &zeros_mha);
+    EXPECT_EQ(std::memcmp(og.out.data(), om.out.data(), og.out.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(og.stats.data(), om.stats.data(), og.stats.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(og.att.data(), om.att.data(), og.att.size() * sizeof(float)), 0);
+    for (int r = 0; r < B * Tq; ++r)
+      EXPECT_EQ(std::memcmp(og.grads.data() + gqa.q_off + r * gqa.dims.q_stride,
+                            om.grads.data() + mha.q_off + r * mha.dims.q_stride, H * D * sizeof(float)),
+                0)
+          << "dq row " << r;
+    for (int r = 0; r < B * Tk; ++r)
+      for (int g = 0; g < Hkv; ++g)
+        for (int d = 0; d < D; ++d) {
+          double dk = 0, dv = 0;
+          for (int h = g * group; h < (g + 1) * group; ++h) {
+            dk += om.grads[mha.k_off + r * mha.dims.k_stride + h * D + d];
+            dv += om.grads[mha.v_off + r * mha.dims.v_stride + h * D + d];
+          }
+          EXPECT_NEAR(og.grads[gqa.k_off + r * gqa.dims.k_stride + g * D + d], dk, 1e-6);
+          EXPECT_NEAR(og.grads[gqa.v_off + r * gqa.dims.v_stride + g * D + d], dv, 1e-6);
+        }
+  }
+}
+
+TEST(AttentionGqa, SameResultWithOneAndTwoThreads) {
+  Problem pr = make_gqa_problem(3, 37, 37, 6, 2, 16, MaskKind::kCausal, Layout::kFused);
+  pr.lengths = {37, 20, 1};
+  pr.p = 0.2f, pr.seed = 5;
+  const std::vector<float> w = random_vector(pr.out_size(), 3);
+  const std::vector<float> init = random_vector(pr.data.size(), 4);
+  const int saved = get_threads();
+  set_threads(1);
+  const Outputs one = run_kernels(pr, &w, &init);
+  set_threads(2);
+  const Outputs two = run_kernels(pr, &w, &init);
+  set_threads(saved);
+  EXPECT_EQ(std::memcmp(one.out.data(), two.out.data(), one.out.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(one.att.data(), two.att.data(), one.att.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(one.grads.data(), two.grads.data(), one.grads.size() * sizeof(float)), 0);
+}
+
+TEST(AttentionGqaDeathTest, RefusesBadHeadCounts) {
+  // A caller bug: the kernel stops (POTOP_CHECK) rather than read past a row or mix up heads.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Problem pr = make_gqa_problem(1, 4, 4, 4, 2, 3, MaskKind::kCausal, Layout::kSeparate);
+  std::vector<float> out(pr.out_size()), stats(attention_stats_size(pr.dims)), grads(pr.data.size());
+  auto run = [&](const AttentionDims& dims) {
+    attention_forward(out.data(), stats.data(), nullptr, pr.q(), pr.k(), pr.v(), dims, pr.mask());
+    attention_backward(grads.data() + pr.q_off, grads.data() + pr.k_off, grads.data() + pr.v_off, out.data(),
+                       stats.data(), pr.q(), pr.k(), pr.v(), dims, pr.mask());
+  };
+  AttentionDims dims = pr.dims;
+  dims.k_stride = dims.v_stride = 2 * 3;  // rows of Hkv*D = 6 floats, fewer than H*D = 12: enough
+  run(dims);
+  dims.k_stride = 5;  // fewer than Hkv*D
+  EXPECT_DEATH(run(dims), "row stride is smaller");
+  for (int Hkv : {-1, 3, 8}) {  // negative; H = 4 not a multiple of it; more K/V heads than query heads
+    dims = pr.dims;
+    dims.Hkv = Hkv;
+    EXPECT_DEATH(run(dims), "multiple of the key/value heads") << "Hkv=" << Hkv;
+  }
 }
 
 }  // namespace
