@@ -98,11 +98,14 @@ def crossentropy(t, p):
 
 def attention(t, p):
     """softmax(q kᵀ/√D + mask) v per head; keys j >= key_lengths[b] masked; a query that sees no key
-    gets zero attention and output (potop's convention, where plain softmax would give NaN)."""
-    H = p["H"]
+    gets zero attention and output (potop's convention, where plain softmax would give NaN).
+    Grouped-query attention as Hugging Face's repeat_kv: each of the Hkv key/value heads is repeated
+    for H / Hkv consecutive query heads (repeat_interleave), so autograd sums their gradients."""
+    H, Hkv = p["H"], p.get("Hkv", p["H"])
     if "qkv" in t:
         qkv = leaf(t["qkv"])
-        q, k, v = qkv.split(qkv.shape[-1] // 3, dim=-1)
+        D = qkv.shape[-1] // (H + 2 * Hkv)
+        q, k, v = qkv.split([H * D, Hkv * D, Hkv * D], dim=-1)
         wrt = {"dqkv": qkv}
     else:
         q, k, v = leaf(t["q"]), leaf(t["k"]), leaf(t["v"])
@@ -110,8 +113,8 @@ def attention(t, p):
     B, Tq, C = q.shape
     Tk, D = k.shape[1], C // H
     qh = q.reshape(B, Tq, H, D).transpose(1, 2)
-    kh = k.reshape(B, Tk, H, D).transpose(1, 2)
-    vh = v.reshape(B, Tk, H, D).transpose(1, 2)
+    kh = k.reshape(B, Tk, Hkv, D).transpose(1, 2).repeat_interleave(H // Hkv, dim=1)
+    vh = v.reshape(B, Tk, Hkv, D).transpose(1, 2).repeat_interleave(H // Hkv, dim=1)
     scores = (qh @ kh.transpose(-2, -1)) * (1.0 / math.sqrt(D))  # (B, H, Tq, Tk)
     visible = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
     if p["mask"] == "causal":  # query i sees key j iff j <= i + (Tk - Tq)

@@ -223,12 +223,14 @@ void crossentropy_case(Cases& k, const std::string& c, int N, int V, float label
                         GradStore::kOverwrite, label_smoothing);
 }
 
-// Fused: q, k, v are the three thirds of one (B, T, 3C) buffer, as in the model; otherwise three
-// contiguous (B, T, C) buffers (with Tq < Tk: the last Tq queries against Tk keys, a KV cache).
+// Fused: q, k, v are the three parts of one (B, T, C + 2·Ckv) buffer, as in the model; otherwise
+// three contiguous buffers (with Tq < Tk: the last Tq queries against Tk keys, a KV cache). Hkv
+// key/value heads of Ckv = Hkv·D columns (0: H, multi-head); the reference repeats them.
 void attention_case(Cases& k, const std::string& c, int B, int Tq, int Tk, int H, int D, MaskKind kind,
-                    std::vector<int> key_lengths, bool fused) {
-  const int C = H * D;
-  k.begin(c, {{"kernel", "attention"}, {"H", H}, {"mask", kind == MaskKind::kCausal ? "causal" : "none"}});
+                    std::vector<int> key_lengths, bool fused, int Hkv = 0) {
+  const int C = H * D, Ckv = (Hkv ? Hkv : H) * D;
+  k.begin(c, {{"kernel", "attention"}, {"H", H}, {"Hkv", Hkv ? Hkv : H},
+              {"mask", kind == MaskKind::kCausal ? "causal" : "none"}});
   const int* lengths = nullptr;
   if (!key_lengths.empty()) {
     auto& l = k.in_i32("key_lengths", {B});
@@ -242,21 +244,24 @@ void attention_case(Cases& k, const std::string& c, int B, int Tq, int Tk, int H
   std::vector<float> stats(static_cast<size_t>(2) * B * H * Tq);
   if (fused) {
     EXPECT_EQ(Tq, Tk);
-    auto& qkv = k.in("qkv", {B, Tq, 3 * C});
-    auto& dqkv = k.out("dqkv", {B, Tq, 3 * C});
-    const AttentionDims dims{B, Tq, Tk, H, D, 3 * C, 3 * C, 3 * C};
-    attention_forward(out.data(), stats.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, dims,
+    const int W = C + 2 * Ckv;
+    auto& qkv = k.in("qkv", {B, Tq, W});
+    auto& dqkv = k.out("dqkv", {B, Tq, W});
+    AttentionDims dims{B, Tq, Tk, H, D, W, W, W};
+    dims.Hkv = Hkv;
+    attention_forward(out.data(), stats.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + C + Ckv, dims,
                       mask);
-    attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, dout.data(), stats.data(), qkv.data(),
-                       qkv.data() + C, qkv.data() + 2 * C, dims, mask);
+    attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + C + Ckv, dout.data(), stats.data(), qkv.data(),
+                       qkv.data() + C, qkv.data() + C + Ckv, dims, mask);
   } else {
     auto& q = k.in("q", {B, Tq, C});
-    auto& kk = k.in("k", {B, Tk, C});
-    auto& v = k.in("v", {B, Tk, C});
-    const AttentionDims dims{B, Tq, Tk, H, D, C, C, C};
+    auto& kk = k.in("k", {B, Tk, Ckv});
+    auto& v = k.in("v", {B, Tk, Ckv});
+    AttentionDims dims{B, Tq, Tk, H, D, C, Ckv, Ckv};
+    dims.Hkv = Hkv;
     attention_forward(out.data(), stats.data(), att.data(), q.data(), kk.data(), v.data(), dims, mask);
-    attention_backward(k.out("dq", {B, Tq, C}).data(), k.out("dk", {B, Tk, C}).data(),
-                       k.out("dv", {B, Tk, C}).data(), dout.data(), stats.data(), q.data(), kk.data(), v.data(),
+    attention_backward(k.out("dq", {B, Tq, C}).data(), k.out("dk", {B, Tk, Ckv}).data(),
+                       k.out("dv", {B, Tk, Ckv}).data(), dout.data(), stats.data(), q.data(), kk.data(), v.data(),
                        dims, mask);
   }
 }
@@ -315,6 +320,11 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   attention_case(k, "attention_padding", 3, 6, 6, 2, 16, MaskKind::kNone, {6, 3, 0}, false);
   attention_case(k, "attention_causal_padding", 2, 7, 7, 1, 12, MaskKind::kCausal, {7, 4}, true);
   attention_case(k, "attention_kv_cache", 2, 3, 8, 2, 8, MaskKind::kCausal, {}, false);
+  // Grouped-query attention: Hkv key/value heads, each shared by H / Hkv consecutive query heads.
+  attention_case(k, "attention_gqa_fused", 2, 9, 9, 4, 8, MaskKind::kCausal, {}, true, 2);
+  attention_case(k, "attention_gqa_long", 1, 70, 70, 6, 16, MaskKind::kCausal, {}, true, 2);
+  attention_case(k, "attention_mqa_padding", 3, 6, 6, 6, 5, MaskKind::kNone, {6, 3, 0}, false, 1);
+  attention_case(k, "attention_gqa_kv_cache", 2, 3, 8, 4, 8, MaskKind::kCausal, {8, 5}, false, 2);
   {
     AdamWHyper h;
     h.lr = 1e-3f, h.beta1 = 0.9f, h.beta2 = 0.99f, h.eps = 1e-8f, h.weight_decay = 0.1f;
