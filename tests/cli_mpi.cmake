@@ -5,7 +5,7 @@
 # potop bow train, potop translate train, potop bert pretrain and potop classify train equal one
 # process with --grad-accum 2 too.
 if(POTOP_MPI)
-  foreach(group equal resume refuse kill hang overlap bow_equal translate_equal bert_equal classify_equal)
+  foreach(group equal resume refuse kill hang overlap llama_equal bow_equal translate_equal bert_equal classify_equal)
     add_test(NAME cli.mpi.${group}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi.sh $<TARGET_FILE:potop> ${MPIEXEC_EXECUTABLE} ${group})
     set_tests_properties(cli.mpi.${group} PROPERTIES LABELS "cli;mpi" TIMEOUT 300)

@@ -41,7 +41,8 @@ api("v1/models").then((r) => r.json()).then((j) => {
   const m = j.data[0];
   modelMeta = m.meta;
   const kind = m.meta.kind && m.meta.kind !== "gpt" ? `${m.meta.kind}, ` : "";
-  $("model-name").textContent = `${m.id}: ${kind}${m.meta.n_layer} layers × ${m.meta.n_head} heads, ` +
+  const kv = m.meta.n_kv_head && m.meta.n_kv_head < m.meta.n_head ? ` (${m.meta.n_kv_head} K/V)` : "";
+  $("model-name").textContent = `${m.id}: ${kind}${m.meta.n_layer} layers × ${m.meta.n_head} heads${kv}, ` +
     `${m.meta.n_embd} wide, context ${m.meta.block_size}, ${m.meta.tokenizer} tokens`;
   showTabs(m.meta.views || ["playground", "attention", "surprisal"]);
   $("att-translation").hidden = m.meta.kind !== "encoder-decoder";
@@ -168,7 +169,7 @@ const attColour = (w) => `rgba(30, 90, 200, ${Math.min(1, 0.05 + 0.95 * w)})`;
 const headColour = (h, n, w) => `hsla(${Math.round((360 * h) / n)}, 75%, 42%, ${Math.min(1, 0.08 + 0.92 * w)})`;
 const ALL_HEADS = -2;
 
-// The attention of a text: {tokens, n_layer, n_head, causal, focus, attention}, or an error; a
+// The attention of a text: {tokens, n_layer, n_head, n_kv_head, causal, focus, attention}, or an error; a
 // translation model's cross-attention also has the target's tokens as "queries" (rows), the
 // source's as "tokens" (keys), for a given translation or the model's own.
 async function fetchAttention(text, translation) {
@@ -188,7 +189,10 @@ function layerAndHeadOptions(layer, head, map, allHeads = false) {
   head.innerHTML = "";
   head.add(new Option("average", -1));
   if (allHeads) head.add(new Option("all, a colour each", ALL_HEADS));
-  for (let h = 0; h < map.n_head; ++h) head.add(new Option(`${h}`, h));
+  // Grouped-query attention: each query head's option names the key/value head it shares.
+  const group = map.n_kv_head && map.n_kv_head < map.n_head ? map.n_head / map.n_kv_head : 0;
+  for (let h = 0; h < map.n_head; ++h)
+    head.add(new Option(group ? `${h} (K/V ${Math.floor(h / group)})` : `${h}`, h));
 }
 
 async function loadAttention() {

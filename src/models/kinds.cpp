@@ -6,11 +6,12 @@
 #include "models/classifier/classifier_kind.h"
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 #include "models/gpt/gpt_kind.h"
+#include "models/llama/llama_kind.h"
 
 namespace potop {
 
 const std::vector<const ModelKind*>& model_kinds() {
-  static const std::vector<const ModelKind*> kinds = {&gpt_kind(), &encoder_decoder_kind(), &bow_kind(), &bert_kind(),
+  static const std::vector<const ModelKind*> kinds = {&gpt_kind(), &llama_kind(), &encoder_decoder_kind(), &bow_kind(), &bert_kind(),
                                                       &classifier_kind()};
   return kinds;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -55,6 +56,9 @@ struct ModelKind {
   // Ids the model has past its tokenizer's vocabulary (BERT's [MASK], T5's sentinels), so that
   // vocab_size = tokenizer size + extra_ids(config); null: none.
   std::function<int(const nlohmann::json& config)> extra_ids = {};
+  // A causal LM's KV cache, per token of context, for potop info: its bytes and how they come
+  // about ("2 layers × K,V × 4 heads × 16 floats"); null: no KV cache.
+  std::function<std::pair<double, std::string>(const nlohmann::json& config)> kv_cache_per_token = {};
   // How `potop eval` treats text its vocabulary lacks by default: as its trainer did (a
   // bag-of-words LM learned <unk> for the words it lacks; the others refuse them).
   Unknown scored_unknown = Unknown::kError;

@@ -79,6 +79,9 @@ class SelfAttention {
   virtual ~SelfAttention() = default;
   virtual int attention_layers() const = 0;
   virtual int attention_heads() const = 0;
+  // Key/value heads: grouped-query attention lets consecutive query heads share one (query head h
+  // reads key/value head h / (heads / kv_heads)); multi-head attention has one per query head.
+  virtual int kv_heads() const { return attention_heads(); }
   virtual int context_length() const = 0;
   virtual bool causal() const = 0;  // a decoder's (no weight on later tokens) or an encoder's
   // The row for a text (the model's special tokens around the text's); field names the text.

@@ -80,13 +80,21 @@ std::string attention_html(const SelfAttentionMaps& maps, const std::vector<int>
                                              : "The encoder is bidirectional: every token attends to the whole row, "
                                                "and its first row is what [CLS] reads. ") +
       "Hover a cell for its weight.</p>\n";
+  if (maps.grouped()) {
+    const int group = maps.n_head / maps.n_kv_head;
+    html += "<p>Grouped-query attention: " + std::to_string(maps.n_head) + " query heads share " +
+            std::to_string(maps.n_kv_head) + " key/value head" + (maps.n_kv_head == 1 ? "" : "s") + ", " +
+            std::to_string(group) + " query heads each (heads " + std::to_string(0) + "–" + std::to_string(group - 1) +
+            " read K/V head 0, and so on): heads of one group score the same keys with their own queries.</p>\n";
+  }
   for (int l = 0; l < maps.n_layer; ++l) {
     if (layer >= 0 && l != layer) continue;
     html += "<h2>Layer " + std::to_string(l) + "</h2>\n<div class=\"maps\">\n";
     const float* att = maps.layer(l);
     for (int h = 0; h < maps.n_head; ++h) {
       if (head >= 0 && h != head) continue;
-      html += "<figure><figcaption>layer " + std::to_string(l) + ", head " + std::to_string(h) + "</figcaption>\n";
+      html += "<figure><figcaption>layer " + std::to_string(l) + ", head " + std::to_string(h) +
+              (maps.grouped() ? " (K/V head " + std::to_string(maps.kv_head_of(h)) + ")" : "") + "</figcaption>\n";
       html += heat_map_svg(att + size_t(h) * T * T, labels, T, maps.causal) + "</figure>\n";
     }
     html += "</div>\n";
@@ -98,7 +106,8 @@ SelfAttentionMaps self_attention_maps(SelfAttention& model, const Tokenizer& tok
   return SelfAttentionMaps{model.attention_layers(), model.attention_heads(), model.context_length(), model.causal(),
                            [&model](const std::vector<int>& ids) { model.attend(ids); },
                            [&model](int l) { return model.attention(l); },
-                           [&model, &tokenizer](int id) { return model.axis_label(tokenizer, id); }};
+                           [&model, &tokenizer](int id) { return model.axis_label(tokenizer, id); },
+                           model.kv_heads()};
 }
 
 std::string bow_attention_html(const Tokenizer& tokenizer, const std::vector<int>& ids, const float* weights,

@@ -20,6 +20,11 @@ struct SelfAttentionMaps {
   std::function<void(const std::vector<int>& ids)> run;
   std::function<const float*(int layer)> layer;
   std::function<std::string(int id)> label;
+  int n_kv_head = 0;  // key/value heads (SelfAttention::kv_heads): fewer than n_head when query heads share them
+
+  // The key/value head query head h reads (itself under multi-head attention).
+  int kv_head_of(int h) const { return n_kv_head > 0 && n_kv_head < n_head ? h / (n_head / n_kv_head) : h; }
+  bool grouped() const { return n_kv_head > 0 && n_kv_head < n_head; }
 };
 // The maps of a model that shows its self-attention (nn/tasks.h); model and tokenizer must
 // outlive them.

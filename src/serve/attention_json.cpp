@@ -28,7 +28,8 @@ json attention_json(const SelfAttentionMaps& maps, const std::vector<int>& ids, 
   }
   json tokens = json::array();
   for (int id : ids) tokens.push_back(maps.label(id));
-  return {{"tokens", tokens}, {"n_layer", maps.n_layer}, {"n_head", maps.n_head}, {"causal", maps.causal},
+  return {{"tokens", tokens}, {"n_layer", maps.n_layer}, {"n_head", maps.n_head}, {"n_kv_head", maps.n_kv_head},
+          {"causal", maps.causal},
           {"focus", focus}, {"attention", layers}};
 }
 
@@ -61,7 +62,8 @@ json windowed_attention_json(const SelfAttentionMaps& maps, const std::vector<in
   }
   json tokens = json::array();
   for (int id : ids) tokens.push_back(maps.label(id));
-  return {{"tokens", tokens}, {"n_layer", maps.n_layer}, {"n_head", maps.n_head}, {"causal", true}, {"focus", focus},
+  return {{"tokens", tokens}, {"n_layer", maps.n_layer}, {"n_head", maps.n_head}, {"n_kv_head", maps.n_kv_head},
+          {"causal", true}, {"focus", focus},
           {"window", block}, {"attention", rows}};
 }
 

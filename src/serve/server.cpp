@@ -67,7 +67,7 @@ bool servable(const ModelKind& kind) {
 nlohmann::json model_meta(const LoadedModel& m) {
   json meta = {{"kind", m.kind->name}, {"tokenizer", m.tokenizer->kind()},
                {"parameters", m.model->parameters().count()}, {"checkpoint", m.weights.string()}};
-  for (const char* size : {"vocab_size", "block_size", "n_layer", "n_head", "n_embd"})
+  for (const char* size : {"vocab_size", "block_size", "n_layer", "n_head", "n_kv_head", "n_embd"})
     if (m.config.contains(size)) meta[size] = m.config[size];
   return meta;
 }

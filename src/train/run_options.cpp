@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/threads.h"
 
 namespace potop {
@@ -89,6 +91,21 @@ void validate(const RunOptions& o) {
   require(std::isfinite(o.mpi_timeout) && o.mpi_timeout >= 0, "mpi-timeout",
           "must be a number of seconds >= 0 (got " + num(o.mpi_timeout) + "); 0 waits forever");
   require(o.keep >= 0, "keep", "must be >= 0 (got " + std::to_string(o.keep) + "); 0 keeps only latest and best");
+}
+
+std::vector<std::string> apply_options_file(const std::vector<Field>& fields, const std::string& path,
+                                            const std::vector<std::string>& skip) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error(path + ": expected a JSON object of training options");
+  // A model directory's config.json: its "training" object holds every option the run used.
+  if (j.contains("training") && j.contains("model")) return apply_options_json(fields, j["training"], path + ": training", skip);
+  return apply_options_json(fields, j, path, skip);
+}
+
+std::vector<std::string> apply_options_json(const std::vector<Field>& fields, const nlohmann::json& j,
+                                            const std::string& source, const std::vector<std::string>& skip) {
+  if (!j.is_object()) throw Error(source + ": expected a JSON object of training options");
+  return apply_json(fields, j, source, "option", skip);
 }
 
 }  // namespace potop

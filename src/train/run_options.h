@@ -6,6 +6,7 @@
 // from the paper's Adam and warm-up; a GPT from nanoGPT's character-level recipe).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,16 @@ std::vector<Field> run_option_fields(RunOptions& options, const std::vector<std:
 // Impossible values are a potop::Error naming the flag (sizes and steps positive, rates finite
 // and in range, ...).
 void validate(const RunOptions& options);
+
+// Applies a JSON config file's keys to a command's option fields, skipping keys in `skip` (flags
+// given on the command line, which win). Unknown keys and wrong types are errors naming the file
+// and key. A model directory's config.json works too: its "training" object is used. Returns the
+// names (kebab-case) of the options the file set.
+std::vector<std::string> apply_options_file(const std::vector<Field>& fields, const std::string& path,
+                                            const std::vector<std::string>& skip);
+// The same for a parsed JSON object; source names it in messages.
+std::vector<std::string> apply_options_json(const std::vector<Field>& fields, const nlohmann::json& j,
+                                            const std::string& source, const std::vector<std::string>& skip = {});
 
 // For the validation of a model's own options, worded as the run's: "--<flag> <what>" when !ok.
 void require_option(bool ok, const std::string& flag, const std::string& what);

@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 
 make_corpus text.txt 1500
 make_pairs pairs.tsv 300
-TRAINERS=(gpt bow translate pretrain bert classify)
+TRAINERS=(gpt llama bow translate pretrain bert classify)
 
 # A fresh tiny run of <trainer> in <dir> (the remaining options added); fails the check when it fails.
 fresh() {  # fresh <trainer> <dir> <options>...
@@ -104,7 +104,7 @@ resume_exact)
 kinds)
   for trainer in "${TRAINERS[@]}"; do fresh "$trainer" "$trainer" --steps 3 --eval-interval 3; done
   # info reads every kind of model directory and names its kind.
-  for pair in gpt:gpt bow:bow translate:encoder-decoder pretrain:encoder-decoder bert:bert classify:classifier; do
+  for pair in gpt:gpt llama:llama bow:bow translate:encoder-decoder pretrain:encoder-decoder bert:bert classify:classifier; do
     dir=${pair%%:*} want=${pair#*:} rc=0
     "$POTOP" info -m "$dir" --json >info.json 2>info.err || rc=$?
     got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kind"])' info.json 2>/dev/null || true)
@@ -122,6 +122,7 @@ kinds)
     else fail "eval $what: exit $rc: $(cat eval.out eval.err)"; fi
   }
   evaluates "of a GPT on a text" eval -m gpt --data text.txt
+  evaluates "of a Llama on a text" eval -m llama --data text.txt
   evaluates "of a BoW on a text" eval -m bow --data text.txt
   evaluates "of a translator on pairs" eval -m translate --data translate/test.tsv
   evaluates "of a translator, no --data (its test.tsv)" eval -m translate

@@ -151,9 +151,10 @@ labelled_data() {
 # subcommand, data and model options; the data is text.txt from make_corpus, pairs.tsv from
 # make_pairs, or for the classifier train.tsv and dev.tsv, made here) and SUBCOMMAND (the
 # subcommand alone, for --resume).
-tiny_run() {  # tiny_run <gpt|bow|translate|pretrain|bert|classify>
+tiny_run() {  # tiny_run <gpt|llama|bow|translate|pretrain|bert|classify>
   case $1 in
     gpt) SUBCOMMAND=(train); TRAIN=(train --data text.txt "${TINY[@]}") ;;
+    llama) SUBCOMMAND=(train); TRAIN=(train --arch llama --data text.txt "${TINY[@]}" --n-head 4 --n-kv-head 2) ;;
     bow) SUBCOMMAND=(bow train); TRAIN=(bow train --data text.txt "${TINY_BOW[@]}") ;;
     translate) SUBCOMMAND=(translate train); TRAIN=(translate train --data pairs.tsv "${TINY_TRANSLATE[@]}") ;;
     pretrain)  # T5 span corruption on text.txt

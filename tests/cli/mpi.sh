@@ -7,6 +7,7 @@
 #   mpi.sh <potop> <mpirun> hang      a rank stopped (SIGSTOP) mid-run: --mpi-timeout ends the run
 #   mpi.sh <potop> <mpirun> overlap   gradients sent during backward, in one or many buckets, or after
 #                                     it: bit-identical
+#   mpi.sh <potop> <mpirun> llama_equal      equal for potop train --arch llama (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> bow_equal        equal for potop bow train (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> translate_equal  equal for potop translate train (and rank 0 alone writes)
 #   mpi.sh <potop> <mpirun> bert_equal       equal for potop bert pretrain (and rank 0 alone writes)
@@ -83,7 +84,7 @@ PY
 # The equal group's check for another trainer (tiny_run): 2 ranks = one process with
 # --grad-accum 2, and rank 0 alone wrote the run: one record per step (same_run counts them), one
 # set of printed evaluations, every file of a run, no temporary file, and the model loads.
-ranks_equal_accum() {  # ranks_equal_accum <bow|translate|bert|classify>
+ranks_equal_accum() {  # ranks_equal_accum <llama|bow|translate|bert|classify>
   local trainer=$1 f
   tiny_run "$trainer"
   "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --grad-accum 2 --out one 2>one.log \
@@ -290,6 +291,7 @@ kill)
   "$POTOP" train --resume run --steps $(( ${at#*:} + 5 )) 2>resume.log && ok "one process resumes the run (last record $at)" \
     || fail "resume after the kill failed: $(tail -n 3 resume.log)"
   ;;
+llama_equal) ranks_equal_accum llama ;;
 bow_equal) ranks_equal_accum bow ;;
 translate_equal) make_pairs pairs.tsv 300; ranks_equal_accum translate ;;
 bert_equal) ranks_equal_accum bert ;;  # each micro-batch's masks seeded by its global index

@@ -26,7 +26,7 @@ RunResult train_bert(const BertOptions& requested, std::FILE* log, const RunCont
   BertOptions options = kit.resume(requested);
   validate(options);
   kit.start(options);
-  TokenData data = load_token_data(options, requested, kit, [] () -> std::unique_ptr<Tokenizer> {
+  TokenData data = load_token_data(options, requested, options.model.block_size, kit, [] () -> std::unique_ptr<Tokenizer> {
     throw Error("--init-from: not for potop bert pretrain");
   });
   const Tokenizer& tokenizer = *data.tokenizer;

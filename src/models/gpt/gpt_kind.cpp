@@ -47,6 +47,12 @@ const ModelKind& gpt_kind() {
       .hint = "it generates text with potop sample",
       .trainer = "potop train",
       .describe = describe_gpt,
+      .kv_cache_per_token = [](const nlohmann::json& j) {
+        const GPTConfig c = config_from_json<GPTConfig>(j);
+        return std::pair{2.0 * c.n_layer * c.n_embd * sizeof(float),
+                         std::to_string(c.n_layer) + " layers × K,V × " + std::to_string(c.n_head) + " heads × " +
+                             std::to_string(c.head_size()) + " floats"};
+      },
       .lends_body = true,
       .export_gguf = write_gguf,
       .export_hf = write_hf,

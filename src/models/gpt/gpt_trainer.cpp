@@ -20,7 +20,7 @@ RunResult train_gpt(const GptOptions& requested, std::FILE* log, const RunContro
   validate(options);
   kit.start(options, {}, options.init_from);
   std::optional<LoadedGpt> base;  // --init-from: the model fine-tuned
-  TokenData data = load_token_data(options, requested, kit, [&] {
+  TokenData data = load_token_data(options, requested, options.model.block_size, kit, [&] {
     base.emplace(load_gpt_dir(options.init_from));
     refuse_quantized(base->metadata, "--init-from " + options.init_from, "fine-tuning");
     options.model = fine_tuned_config(base->config, options.model, kit.control().given, options.init_from, gpt_fields);

@@ -21,7 +21,7 @@ namespace {
 
 // The tokenizer: the resumed run's, the fine-tuned model's, a given directory's, the prepared
 // data's, or one token per character of the text. Prepared ids must be of that tokenizer.
-std::unique_ptr<Tokenizer> choose_tokenizer(GptOptions& options, const RunKit& kit, const InitFrom& init_from,
+std::unique_ptr<Tokenizer> choose_tokenizer(TextDataOptions& options, const RunKit& kit, const InitFrom& init_from,
                                             const PreparedData* prepared, const std::u32string& text) {
   if (kit.resuming()) {
     std::unique_ptr<Tokenizer> t = kit.resumed_tokenizer();
@@ -51,8 +51,8 @@ std::unique_ptr<Tokenizer> choose_tokenizer(GptOptions& options, const RunKit& k
 
 // --data is a text file (read and encoded here, in memory) or a data directory written by potop
 // prepare (memory-mapped shards, already encoded and split). A resumed run keeps its vocabulary.
-TokenData load_token_data(GptOptions& options, const GptOptions& requested, const RunKit& kit,
-                          const InitFrom& init_from) {
+TokenData load_token_data(TextDataOptions& options, const TextDataOptions& requested, const int& block_size,
+                          const RunKit& kit, const InitFrom& init_from) {
   const RunControl& control = kit.control();
   if (kit.resuming() && !control.was_given("data") && !fs::exists(options.data))
     throw Error("--resume " + options.out + ": the training text " + options.data +
@@ -85,7 +85,7 @@ TokenData load_token_data(GptOptions& options, const GptOptions& requested, cons
   char line[512];
   if (prepared) {
     const DataManifest& m = prepared->manifest();
-    check_block_size(*prepared, options.model.block_size);
+    check_block_size(*prepared, block_size);
     data.corpus = TokenCorpus::prepared(std::move(*prepared));
     std::snprintf(line, sizeof line, " (prepared): %llu characters in %llu file%s, %s tokenizer, vocabulary %d",
                   static_cast<unsigned long long>(m.characters), static_cast<unsigned long long>(m.documents),
@@ -98,7 +98,7 @@ TokenData load_token_data(GptOptions& options, const GptOptions& requested, cons
       throw Error(options.data + ": " + data.unknown.describe() + ", which the model never saw in training; pass "
                   "--unknown skip or --unknown replace to train on the rest");
     data.corpus =
-        TokenCorpus::in_memory(split_tokens(tokens, options.val_fraction, options.model.block_size, options.data));
+        TokenCorpus::in_memory(split_tokens(tokens, options.val_fraction, block_size, options.data));
     std::snprintf(line, sizeof line, ": %zu characters, %s tokenizer, vocabulary %d", text.size(),
                   tokenizer.kind().c_str(), tokenizer.size());
   }
@@ -109,14 +109,15 @@ TokenData load_token_data(GptOptions& options, const GptOptions& requested, cons
 
 
 // --init-embeddings: the token table's rows of the words word2vec knows (word2vec/init_embeddings.h).
-void start_embeddings(ParameterSet& params, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log) {
+void start_embeddings(ParameterSet& params, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log,
+                      const std::string& table) {
   const auto* words = dynamic_cast<const WordTokenizer*>(&tokenizer);
   if (!words)
     throw Error("--init-embeddings needs a word tokenizer (--tokenizer DIR of kind word), not a " + tokenizer.kind() +
                 " tokenizer: word2vec vectors are per word");
   const auto& specs = params.layout().specs();
-  const auto wte = std::find_if(specs.begin(), specs.end(), [](const TensorSpec& s) { return s.name == "wte.weight"; });
-  POTOP_CHECK(wte != specs.end(), "the model has no wte.weight");
+  const auto wte = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == table; });
+  POTOP_CHECK(wte != specs.end(), "the model has no " + table);
   const EmbeddingInit r = init_embeddings(params.values().at(*wte), static_cast<int>(wte->shape[0]),
                                           static_cast<int>(wte->shape[1]), *words, read_word2vec(vectors_path),
                                           vectors_path);

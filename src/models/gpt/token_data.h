@@ -31,11 +31,14 @@ using InitFrom = std::function<std::unique_ptr<Tokenizer>()>;
 
 // The tokenizer is the resumed run's, the --init-from model's, --tokenizer's, the prepared data's,
 // or one token per character of the text; prepared ids must be of it. Errors name the flag or file.
-TokenData load_token_data(GptOptions& options, const GptOptions& requested, const RunKit& kit,
-                          const InitFrom& init_from);
+// block_size: the model's context, which a validation split must hold; read after init_from has
+// run, which may set it (a fine-tuned model keeps its base's).
+TokenData load_token_data(TextDataOptions& options, const TextDataOptions& requested, const int& block_size,
+                          const RunKit& kit, const InitFrom& init_from);
 
-// --init-embeddings: the rows of the token table wte.weight of the words word2vec knows
-// (word2vec/init_embeddings.h); needs a word tokenizer.
-void start_embeddings(ParameterSet& params, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log);
+// --init-embeddings: the rows of the token table (the tensor named `table`) of the words word2vec
+// knows (word2vec/init_embeddings.h); needs a word tokenizer.
+void start_embeddings(ParameterSet& params, const Tokenizer& tokenizer, const std::string& vectors_path, std::FILE* log,
+                      const std::string& table = "wte.weight");
 
 }  // namespace potop
