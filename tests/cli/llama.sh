@@ -10,7 +10,8 @@ GROUP=${2:-all}
 source "$(dirname "$0")/lib.sh"
 
 make_corpus text.txt 4000
-SHAPE=(--n-layer 2 --n-head 4 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 10 --threads 1)
+SHAPE=(--n-layer 2 --n-head 4 --n-embd 32 --block-size 32 --batch-size 8 --eval-iters 2 --log-interval 10 --threads 1
+       --lr 3e-3 --warmup 5)
 
 json_field() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval("r" + sys.argv[2]))' "$@"; }
 
