@@ -154,7 +154,7 @@ labelled_data() {
 tiny_run() {  # tiny_run <gpt|llama|bow|translate|pretrain|bert|classify>
   case $1 in
     gpt) SUBCOMMAND=(train); TRAIN=(train --data text.txt "${TINY[@]}") ;;
-    llama) SUBCOMMAND=(train); TRAIN=(train --arch llama --data text.txt "${TINY[@]}" --n-head 4 --n-kv-head 2) ;;
+    llama) SUBCOMMAND=(train); TRAIN=(train --arch llama --data text.txt "${TINY[@]}" --n-kv-head 1) ;;
     bow) SUBCOMMAND=(bow train); TRAIN=(bow train --data text.txt "${TINY_BOW[@]}") ;;
     translate) SUBCOMMAND=(translate train); TRAIN=(translate train --data pairs.tsv "${TINY_TRANSLATE[@]}") ;;
     pretrain)  # T5 span corruption on text.txt
