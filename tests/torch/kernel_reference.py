@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import torch_gpt  # noqa: E402
+import torch_llama  # noqa: E402
 
 
 def leaf(a):
@@ -129,6 +130,39 @@ def attention(t, p):
     return {"out": out, "att": att, **grads(out, t["dout"], wrt)}
 
 
+def rope(t, p):
+    """Rotary embeddings (torch_llama's, Hugging Face's layout) on the first `heads` heads of D of
+    each (rows, stride) row, at the row's position; the rest of the row passes through."""
+    x = leaf(t["x"])
+    heads, D = p["heads"], p["D"]
+    inv_freq = torch_llama.rope_frequencies(D, p["theta"])
+    cos, sin = torch_llama.rope_cos_sin(const(t["positions"], torch.long), inv_freq)  # (rows, D)
+    rows = x.shape[0]
+    turned = torch_llama.apply_rope(x[:, :heads * D].reshape(rows, heads, D), cos[:, None], sin[:, None])
+    out = torch.cat((turned.reshape(rows, heads * D), x[:, heads * D:]), dim=1)
+    return {"frequencies": inv_freq, "out": out, **grads(out, t["dout"], {"dx": x})}
+
+
+def rmsnorm(t, p):
+    inp, w = leaf(t["inp"]), leaf(t["weight"])
+    out = torch_llama.rms_norm(inp, w, p["eps"])
+    rstd = torch.rsqrt(inp.detach().pow(2).mean(-1) + p["eps"])
+    return {"out": out, "rstd": rstd, **grads(out, t["dout"], {"dinp": inp, "dweight": w})}
+
+
+def residual_rmsnorm(t, p):
+    res = const(t["a"]) + const(t["b"])
+    out = torch_llama.rms_norm(res, const(t["weight"]), p["eps"])
+    return {"res": res, "out": out, "rstd": torch.rsqrt(res.pow(2).mean(-1) + p["eps"])}
+
+
+def swiglu(t, p):
+    gate_up = leaf(t["gate_up"])
+    gate, up = gate_up.split(gate_up.shape[-1] // 2, dim=-1)
+    out = F.silu(gate) * up
+    return {"out": out, **grads(out, t["dout"], {"dgate_up": gate_up})}
+
+
 def adamw(t, p):
     param = torch.nn.Parameter(const(t["params"]))
     param.grad = const(t["grads"])
@@ -159,6 +193,7 @@ KERNELS = {
     "linear": linear, "embedding": embedding, "sinusoidal": sinusoidal, "layernorm": layernorm,
     "activation": activation, "residual": residual, "softmax": softmax, "crossentropy": crossentropy,
     "attention": attention, "adamw": adamw, "clip_grad_norm": clip_grad_norm,
+    "rope": rope, "rmsnorm": rmsnorm, "residual_rmsnorm": residual_rmsnorm, "swiglu": swiglu,
 }
 
 

@@ -28,6 +28,9 @@
 #include "kernels/optimizer.h"
 #include "kernels/residual.h"
 #include "kernels/softmax.h"
+#include "models/llama/rmsnorm.h"
+#include "models/llama/rope.h"
+#include "models/llama/swiglu.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 
@@ -295,6 +298,57 @@ void clip_case(Cases& k, const std::string& c, double max_norm) {
   k.out("norm", {}) = {norm};
 }
 
+// The Llama's kernels (src/models/llama/) against scripts/torch_llama.py's functions.
+// RoPE on the first `heads` heads of rows `stride` apart (the rest of a row, a fused [Q K V]'s V
+// heads, passes through), each row at its own position; backward from dout, in place.
+void rope_case(Cases& k, const std::string& c, int rows, int stride, int heads, int D, float theta,
+               const std::vector<int>& positions) {
+  k.begin(c, {{"kernel", "rope"}, {"heads", heads}, {"D", D}, {"theta", theta}});
+  auto& pos = k.in_i32("positions", {rows});
+  pos = positions;
+  auto& x = k.in("x", {rows, stride});
+  auto& dout = k.in("dout", {rows, stride});
+  const std::vector<float> freq = rope_frequencies(D, theta);
+  k.out("frequencies", {D / 2}) = freq;
+  auto& out = k.out("out", {rows, stride});
+  out = x;
+  rope_forward(out.data(), rows, stride, heads, D, pos.data(), freq.data());
+  auto& dx = k.out("dx", {rows, stride});
+  dx = dout;
+  rope_backward(dx.data(), rows, stride, heads, D, pos.data(), freq.data());
+}
+
+void rmsnorm_case(Cases& k, const std::string& c, int N, int C, double eps) {
+  k.begin(c, {{"kernel", "rmsnorm"}, {"eps", eps}});
+  auto& inp = k.in("inp", {N, C}, 3.0f);
+  for (float& x : inp) x += 2.0f;  // a mean far from 0, which RMSNorm keeps
+  auto& w = k.in("weight", {C}, 0.5f);
+  for (float& x : w) x += 1.0f;
+  auto& dout = k.in("dout", {N, C});
+  auto& rstd = k.out("rstd", {N});
+  rmsnorm_forward(k.out("out", {N, C}).data(), rstd.data(), inp.data(), w.data(), N, C, static_cast<float>(eps));
+  rmsnorm_backward(k.out("dinp", {N, C}).data(), k.out("dweight", {C}).data(), dout.data(), inp.data(), w.data(),
+                   rstd.data(), N, C, GradStore::kOverwrite);
+}
+
+void residual_rmsnorm_case(Cases& k, const std::string& c, int N, int C, double eps) {
+  k.begin(c, {{"kernel", "residual_rmsnorm"}, {"eps", eps}});
+  auto& a = k.in("a", {N, C}, 2.0f);
+  auto& b = k.in("b", {N, C});
+  auto& w = k.in("weight", {C}, 0.5f);
+  residual_rmsnorm_forward(k.out("res", {N, C}).data(), k.out("out", {N, C}).data(), k.out("rstd", {N}).data(),
+                           a.data(), b.data(), w.data(), N, C, static_cast<float>(eps));
+}
+
+void swiglu_case(Cases& k, const std::string& c, int N, int F) {
+  k.begin(c, {{"kernel", "swiglu"}});
+  auto& gate_up = k.in("gate_up", {N, 2 * F}, 3.0f);
+  gate_up[0] = 30.0f, gate_up[1] = -30.0f;  // silu's saturated tails
+  auto& dout = k.in("dout", {N, F});
+  swiglu_forward(k.out("out", {N, F}).data(), gate_up.data(), N, F);
+  swiglu_backward(k.out("dgate_up", {N, 2 * F}).data(), dout.data(), gate_up.data(), N, F, GradStore::kOverwrite);
+}
+
 TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   Cases k;
   linear_case(k, "linear_in_out", WeightLayout::kInOut, true, 37, 64, 96);
@@ -335,6 +389,18 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   }
   clip_case(k, "clip_grad_norm_clipped", 0.5);  // norm ≈ 0.05 √1000 ≈ 1.6
   clip_case(k, "clip_grad_norm_unclipped", 5.0);
+  rope_case(k, "rope_qk_of_fused_qkv", 6, (4 + 2 * 2) * 8, 4 + 2, 8, 10000.0f, {0, 1, 2, 9, 5, 40});
+  rope_case(k, "rope_half_odd", 3, 2 * 6, 2, 6, 500.0f, {3, 0, 17});
+  {
+    std::vector<int> positions(200);  // over the parallel threshold
+    for (int r = 0; r < 200; ++r) positions[r] = (r * 37) % 128;
+    rope_case(k, "rope_parallel", 200, 4 * 32, 4, 32, 1e6f, positions);
+  }
+  rmsnorm_case(k, "rmsnorm", 150, 48, 1e-5);
+  rmsnorm_case(k, "rmsnorm_odd_eps", 9, 13, 1e-2);
+  residual_rmsnorm_case(k, "residual_rmsnorm", 11, 40, 1e-6);
+  swiglu_case(k, "swiglu", 17, 45);
+  swiglu_case(k, "swiglu_parallel", 100, 200);
 
   const testing::TempDir dir("torch_kernels");
   write_safetensors(dir / "inputs.safetensors", k.inputs.entries(), {{"potop.kernels", k.meta.dump()}});
