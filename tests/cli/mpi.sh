@@ -30,10 +30,10 @@ MODEL=("${TINY[@]}" --eval-interval 3)
 ARGS=(--data text.txt "${MODEL[@]}")
 
 # Checks that a potop command loads a run's model: sample for a GPT, eval for the others.
-loads() {  # loads <dir> <what> [gpt|bow|translate|bert|classify]
+loads() {  # loads <dir> <what> [gpt|llama|bow|translate|bert|classify]
   local load
   case ${3:-gpt} in
-    gpt) load=(sample --model "$1" --tokens 5 --seed 1) ;;
+    gpt | llama) load=(sample --model "$1" --tokens 5 --seed 1) ;;
     bow | bert) load=(eval --model "$1" --data text.txt) ;;
     translate) load=(translate eval --model "$1" --data "$1/test.tsv") ;;
     classify) load=(classify eval --model "$1" --data dev.tsv) ;;
