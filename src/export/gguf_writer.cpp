@@ -144,7 +144,8 @@ GgmlType parse_gguf_weight_type(const std::string& name, const std::string& flag
   if (name == "f32") return GgmlType::kF32;
   if (name == "f16") return GgmlType::kF16;
   if (name == "q8_0") return GgmlType::kQ8_0;
-  throw Error(flag + " " + name + ": not a GGUF weight type potop writes (f32, f16 or q8_0)");
+  if (name == "q4_0") return GgmlType::kQ4_0;
+  throw Error(flag + " " + name + ": not a GGUF weight type potop writes (f32, f16, q8_0 or q4_0)");
 }
 
 }  // namespace potop

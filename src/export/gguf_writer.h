@@ -9,7 +9,8 @@
 //   zero padding to the alignment, then the data; each tensor's offset is from the data's start
 //
 // ne[0] is the dimension that varies fastest: a matrix of `rows` rows of `cols` values has
-// ne = {cols, rows}. This file knows the format only; a model's folder says what it puts in it (models/gpt/gpt_gguf.h: a GPT).
+// ne = {cols, rows}. This file knows the format only; a model's folder says what it puts in it
+// (models/gpt/gpt_gguf.h: a GPT, models/llama/llama_gguf.h: a Llama).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -67,9 +68,9 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
 };
 
-// What --type writes the weight matrices as: f32, f16 or q8_0. 1-D tensors (norms, biases) and
-// the position table stay f32, as llama.cpp's converter keeps them; a matrix whose rows are not
-// whole q8_0 blocks (32 values) falls back to f16, with a note.
+// What --type writes the weight matrices as: f32, f16, q8_0 or q4_0. 1-D tensors (norms, biases)
+// and the position table stay f32, as llama.cpp's converter keeps them; a matrix whose rows are
+// not whole q8_0/q4_0 blocks (32 values) falls back to f16, with a note (export/gguf_tensors.h).
 GgmlType parse_gguf_weight_type(const std::string& name, const std::string& flag);
 
 }  // namespace potop
