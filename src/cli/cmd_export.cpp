@@ -1,7 +1,9 @@
-// `potop export`: a trained model in another program's format. --format gguf writes a GPT as
-// llama.cpp's gpt2 architecture (models/gpt/gpt_gguf.h, docs/export.md), with f32, f16 or q8_0
-// weights; --format hf writes a Hugging Face GPT-2 directory (models/gpt/gpt_hf_export.h, docs/export-hf.md).
-// A quantized model exports its matrices dequantized (and, for --type q8_0, quantized again).
+// `potop export`: a trained model in another program's format, through its kind's writers
+// (nn/model_kind.h). --format gguf writes a GPT as llama.cpp's gpt2 architecture
+// (models/gpt/gpt_gguf.h) and a Llama as its llama (models/llama/llama_gguf.h), with f32, f16,
+// q8_0 or q4_0 weights (docs/export.md); --format hf writes a Hugging Face GPT-2 or Llama directory
+// (models/gpt/gpt_hf_export.h, models/llama/llama_hf_export.h, docs/export-hf.md). A quantized
+// model exports its matrices dequantized (and, for --type q8_0 or q4_0, quantized again).
 #include <cstdio>
 #include <memory>
 
@@ -34,7 +36,8 @@ int export_gguf(const ExportArgs& a) {
   check_output_file(a.out, "--out", a.force);
   LoadedModel m = load_model(a.model);
   if (!m.kind->export_gguf)
-    throw wrong_kind(a.model.model, *m.kind, "a GPT, the one kind GGUF export holds (exporting a kind the format cannot hold)");
+    throw wrong_kind(a.model.model, *m.kind,
+                     "a GPT or a Llama, the kinds GGUF export holds (exporting a kind the format cannot hold)");
   const ExportResult done = m.kind->export_gguf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
   announce(m);
   for (const std::string& note : done.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
@@ -47,7 +50,7 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
   if (a.out.empty()) throw Error("--out: give the directory to write");
   if (a.force) throw Error("--force: --format hf writes a new or empty directory and replaces nothing");
   LoadedModel m = load_model(a.model);
-  if (!m.kind->export_hf) throw wrong_kind(a.model.model, *m.kind, "a GPT");
+  if (!m.kind->export_hf) throw wrong_kind(a.model.model, *m.kind, "a GPT or a Llama");
   announce(m);
   const ExportResult done = m.kind->export_hf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
   std::fprintf(stderr, "export: %s: %s\n", a.out.c_str(), done.summary.c_str());
@@ -58,13 +61,16 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
 
 Run add_export(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "export", "write a trained GPT in another program's format: GGUF for llama.cpp, or a Hugging Face GPT-2 directory");
+      "export",
+      "write a trained GPT or Llama in another program's format: GGUF for llama.cpp, or a Hugging Face directory");
   auto a = std::make_shared<ExportArgs>();
   add_model_options(cmd, a->model);
-  cmd->add_option("--format", a->format, "gguf (llama.cpp's gpt2 architecture) or hf (a Hugging Face GPT-2 directory)")
+  cmd->add_option("--format", a->format,
+                  "gguf (llama.cpp's gpt2 or llama architecture) or hf (a Hugging Face GPT-2 or Llama directory)")
       ->required()
       ->check(CLI::IsMember({"gguf", "hf"}));
-  CLI::Option* type = cmd->add_option("--type", a->type, "gguf: the weight matrices as f32, f16 or q8_0 (norms and biases stay f32)")
+  CLI::Option* type = cmd->add_option("--type", a->type,
+                                      "gguf: the weight matrices as f32, f16, q8_0 or q4_0 (norms and biases stay f32)")
       ->capture_default_str();
   cmd->add_option("-o,--out", a->out,
                   "gguf: the file to write; hf: the directory (new or empty); a failure leaves nothing");

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# potop export --format gguf: bad inputs (one line, exit 1, nothing written), then two tiny models
-# trained here — a char model and a SentencePiece BPE one, on generated Polish text — exported at
-# f32, f16 and q8_0 and run by the real llama.cpp through node-llama-cpp (tests/gguf, pinned):
-# the same ids, log-probabilities and greedy continuation as potop (tests/gguf/export.test.mjs).
+# potop export --format gguf: bad inputs (one line, exit 1, nothing written), then three tiny
+# models trained here on generated Polish text — a char GPT, a SentencePiece BPE GPT (llama.cpp's
+# gpt2) and a char Llama with grouped-query attention (llama.cpp's llama) — exported at f32, f16,
+# q8_0 and q4_0 and run by the real llama.cpp through node-llama-cpp (tests/gguf, pinned): the same
+# ids, log-probabilities and greedy continuation as potop (tests/gguf/export.test.mjs); for the
+# Llama also the q8_0 file's greedy continuation against potop's own q8_0 model (potop quantize).
 # Without node or tests/gguf/node_modules the llama.cpp part exits 77 (CTest's skip), or fails
 # with POTOP_STRICT_SKIPS=1.
 #
@@ -29,8 +31,12 @@ with open(sys.argv[1], "w", encoding="utf-8") as f:
 PY
 head -n 40 corpus.txt | tail -n 20 >lines.txt
 PROMPT="Pan zagłoba zawołał — "
-MODEL=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 256 --batch-size 4 --eval-iters 2 --eval-interval 100
-       --log-interval 50 --threads 1 --dropout 0)
+RUN=(--block-size 256 --batch-size 4 --eval-iters 2 --eval-interval 100 --log-interval 50 --threads 1 --dropout 0)
+MODEL=(--n-layer 2 --n-head 2 --n-embd 32 "${RUN[@]}")
+# 4 query heads of 16 sharing 2 K/V heads; 64 wide and a SwiGLU of 192 (8/3 · 64 rounded up to 32),
+# so that every matrix is whole q8_0/q4_0 blocks.
+LLAMA=(--arch llama --n-layer 2 --n-head 4 --n-kv-head 2 --n-embd 64 "${RUN[@]}")
+MODELS=(char bpe llama)
 
 "$POTOP" train --data corpus.txt --out char --steps 100 "${MODEL[@]}" 2>char.log ||
   { cat char.log >&2; fail "train (char) exited non-zero"; finish; }
@@ -38,10 +44,14 @@ MODEL=(--n-layer 2 --n-head 2 --n-embd 32 --block-size 256 --batch-size 4 --eval
   { cat tok.log >&2; fail "tokenizer train (bpe) exited non-zero"; finish; }
 "$POTOP" train --data corpus.txt --tokenizer tok --out bpe --steps 100 "${MODEL[@]}" 2>bpe.log ||
   { cat bpe.log >&2; fail "train (bpe) exited non-zero"; finish; }
+"$POTOP" train --data corpus.txt --out llama --steps 100 "${LLAMA[@]}" 2>llama.log ||
+  { cat llama.log >&2; fail "train (llama) exited non-zero"; finish; }
+"$POTOP" quantize -m llama --type q8_0 >/dev/null 2>llama-quantize.log ||
+  { cat llama-quantize.log >&2; fail "quantize (llama) exited non-zero"; finish; }
 
-for m in char bpe; do
+for m in "${MODELS[@]}"; do
   mkdir -p "gguf-$m"
-  for type in f32 f16 q8_0; do
+  for type in f32 f16 q8_0 q4_0; do
     if "$POTOP" export -m "$m" --format gguf --type "$type" --out "gguf-$m/$type.gguf" 2>"export-$m-$type.log" &&
         [ "$(head -c 4 "gguf-$m/$type.gguf")" = GGUF ]; then
       ok "export $m --type $type: $(tail -n 1 "export-$m-$type.log")"
@@ -88,6 +98,10 @@ no_file "export --format hf --type q8_0" hf-q8
 if "$POTOP" export -m char --format hf --out hf-char >/dev/null 2>&1 && [ -f hf-char/config.json ] &&
   [ -f hf-char/model.safetensors ]; then ok "export --format hf writes a GPT-2 directory"
 else fail "export --format hf"; fi
+if "$POTOP" export -m llama --format hf --out hf-llama >/dev/null 2>&1 &&
+  grep -q '"model_type": "llama"' hf-llama/config.json && [ -f hf-llama/model.safetensors ]; then
+  ok "export --format hf writes a Llama directory"
+else fail "export --format hf (llama)"; fi
 head -c 100 gguf-char/f32.gguf >truncated.gguf
 expect_error "sample -m truncated.gguf" 1 log "truncated.gguf: a GGUF file" -- sample -m truncated.gguf -n 5
 printf 'not a model at all' >garbage.gguf
@@ -101,10 +115,12 @@ if [ ! -d "$GGUF_TESTS/node_modules" ] || ! command -v node >/dev/null; then
   exit 77
 fi
 
-for m in char bpe; do
+for m in "${MODELS[@]}"; do
   start_serve "serve-$m.log" --model "$m" --threads 1
+  extra=(--loads f16,q8_0,q4_0)
+  if [ "$m" = llama ]; then extra+=(--greedy q8_0=llama-q8_0); fi
   if node --test-reporter=tap "$GGUF_TESTS/export.test.mjs" "$POTOP" "$m" "gguf-$m" "http://127.0.0.1:$PORT" \
-      "$PROMPT" lines.txt >"node-$m.log" 2>&1; then
+      "$PROMPT" lines.txt "${extra[@]}" >"node-$m.log" 2>&1; then
     ok "llama.cpp runs the $m model as potop does: $(grep '^# compared' "node-$m.log" | head -n 1)"
   else
     cat "node-$m.log" >&2

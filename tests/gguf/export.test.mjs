@@ -2,10 +2,12 @@
 // binaries, pinned in package.json), CPU only, against potop itself on the same model:
 //   - the same token ids for the prompt and for every line of a text sample (potop tokenizer encode)
 //   - next-token log-probabilities within 1e-3 of potop serve's at f32
-//   - the same greedy continuation of 200 tokens (potop sample --temperature 0)
-//   - the f16 and q8_0 files load and generate
+//   - the same greedy continuation of 200 tokens (potop sample --temperature 0), at f32, and for
+//     each --greedy TYPE=DIR the TYPE file's against potop's model DIR (potop quantize's, say)
+//   - the files of the other types (--loads, f16 and q8_0 unless given) load and generate
 //
-//   node export.test.mjs <potop> <model dir> <dir of f32.gguf, f16.gguf, q8_0.gguf> <serve url> <prompt> <lines file>
+//   node export.test.mjs <potop> <model dir> <dir of f32.gguf, f16.gguf, ...> <serve url> <prompt> <lines file>
+//                        [--greedy TYPE=DIR]... [--loads TYPE,TYPE...]
 import {execFileSync} from "node:child_process";
 import {readFileSync} from "node:fs";
 import path from "node:path";
@@ -13,8 +15,16 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 
-const [potop, modelDir, ggufDir, serveUrl, prompt, linesFile] = process.argv.slice(2);
+const [potop, modelDir, ggufDir, serveUrl, prompt, linesFile, ...options] = process.argv.slice(2);
 const CONTINUATION = 200;
+const greedyModels = [["f32", modelDir]];  // [type, the potop model its continuation must be]
+let loadTypes = ["f16", "q8_0"];
+for (let i = 0; i < options.length; i += 2) {
+  const [flag, value] = [options[i], options[i + 1]];
+  if (flag === "--greedy" && value?.includes("=")) greedyModels.push(value.split("=", 2));
+  else if (flag === "--loads" && value) loadTypes = value.split(",");
+  else throw new Error(`unknown option ${flag} ${value ?? ""}: --greedy TYPE=DIR or --loads TYPE,TYPE`);
+}
 
 const potopIds = (text) =>
   execFileSync(potop, ["tokenizer", "encode", "-t", modelDir], {input: text, encoding: "utf8"})
@@ -90,16 +100,25 @@ test("next-token log-probabilities within 1e-3 of potop's (f32)", async () => {
   assert.ok(compared >= Math.min(10, Object.keys(top).length - 2), `only ${compared} compared`);
 });
 
-test(`the same greedy continuation of ${CONTINUATION} tokens`, async () => {
-  const out = JSON.parse(execFileSync(potop, ["sample", "-m", modelDir, "-p", prompt, "-n", String(CONTINUATION),
-    "--temperature", "0", "--json", "-t", "1"], {encoding: "utf8", stdio: ["ignore", "pipe", "ignore"]}));
-  const potopText = out.samples[0].text;
-  const tokens = await greedy(f32.sequence, promptIds, CONTINUATION);
-  assert.equal(tokens.length, CONTINUATION);
-  assert.equal(prompt + f32.model.detokenize(tokens), potopText);
-});
+for (const [type, potopModel] of greedyModels) {
+  const name = path.basename(potopModel);
+  test(`the same greedy continuation of ${CONTINUATION} tokens (${type}, potop's ${name})`, async () => {
+    const out = JSON.parse(execFileSync(potop, ["sample", "-m", potopModel, "-p", prompt, "-n", String(CONTINUATION),
+      "--temperature", "0", "--json", "-t", "1"], {encoding: "utf8", stdio: ["ignore", "pipe", "ignore"]}));
+    const potopText = out.samples[0].text;
+    const m = type === "f32" ? f32 : await load(type);
+    const tokens = await greedy(m.sequence, promptIds, CONTINUATION);
+    assert.equal(tokens.length, CONTINUATION);
+    assert.equal(prompt + m.model.detokenize(tokens), potopText);
+    console.log(`# ${type}: the same ${CONTINUATION}-token greedy continuation as potop's ${name}`);
+    if (m !== f32) {
+      await m.context.dispose();
+      await m.model.dispose();
+    }
+  });
+}
 
-for (const type of ["f16", "q8_0"]) {
+for (const type of loadTypes) {
   test(`the ${type} file loads and generates`, async () => {
     const m = await load(type);
     const tokens = await greedy(m.sequence, promptIds, 50);

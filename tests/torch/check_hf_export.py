@@ -1,17 +1,22 @@
-"""The Hugging Face GPT-2 directories potop exports (src/models/gpt/gpt_hf_export.h), checked without transformers.
+"""The Hugging Face GPT-2 and Llama directories potop exports (src/models/gpt/gpt_hf_export.h,
+src/models/llama/llama_hf_export.h), checked without transformers.
 
     /usr/bin/python3 tests/torch/check_hf_export.py <unit_tests binary>
 
 transformers cannot be installed here, so this does what a GPT2LMHeadModel and a tokenizer would do
 with the files, from their documented meaning:
   - runs `unit_tests --gtest_filter=HfExport.WritesTorchCheckFixtures` with POTOP_HF_EXPORT_FIXTURES
-    set: for each case (char, char with sinusoidal positions and no biases, byte, bpe, unigram) a
-    potop model directory, its export in <case>/hf and potop's ids and logits for one Polish
-    sentence in <case>/potop.safetensors;
+    set: for each case (GPTs: char, char with sinusoidal positions and no biases, byte, bpe, unigram;
+    Llamas: char with a tied head, bpe with grouped-query attention and an untied head) a potop
+    model directory, its export in <case>/hf and potop's ids and logits for one Polish sentence in
+    <case>/potop.safetensors;
   - reads config.json and model.safetensors (plain parsing, no safetensors package) and computes
     GPT-2's forward pass in PyTorch the way modeling_gpt2 does — Conv1D as x @ W + b, pre-LN blocks,
     gelu_new, scores / sqrt(head size), the eps of config.json, lm_head tied to wte — and compares
-    the logits with potop's;
+    the logits with potop's; for a Llama, LlamaForCausalLM's the way modeling_llama does — RMSNorm
+    with config.json's rms_norm_eps, rotate_half RoPE with rope_theta, grouped-query attention
+    (K/V head h // (heads / kv heads) for query head h), SwiGLU (silu(gate) * up), lm_head or
+    the tied embedding — read by Hugging Face's tensor names;
   - tokenizes the sentence with the exported tokenizer files (tokenizer.json's pipeline as the
     tokenizers library runs it: added tokens, byte-level pre-tokenizer, BPE merges, decoder; or
     SentencePiece's tokenizer.model through the sentencepiece module) and compares the ids with
@@ -53,8 +58,8 @@ def main():
             return 1
         failures = 0
         cases = sorted(os.listdir(root))
-        if len(cases) != 5:
-            print(f"FAIL: expected 5 cases, got {cases}", file=sys.stderr)
+        if len(cases) != 7:
+            print(f"FAIL: expected 7 cases, got {cases}", file=sys.stderr)
             return 1
         for case in cases:
             failures += check_case(case, os.path.join(root, case))
@@ -123,6 +128,75 @@ def gpt2_logits(cfg, weights, ids):
     else:
         assert cfg.get("tie_word_embeddings", True), "no lm_head.weight and tie_word_embeddings false"
         head = w("wte.weight")
+    return (x @ head.T).numpy()
+
+
+def llama_names(n_layer, tie):
+    names = ["model.embed_tokens.weight", "model.norm.weight"] + ([] if tie else ["lm_head.weight"])
+    for l in range(n_layer):
+        for t in ["input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                  "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"]:
+            names.append(f"model.layers.{l}.{t}.weight")
+    return set(names)
+
+
+def llama_logits(cfg, weights, ids):
+    """LlamaForCausalLM's logits for ids (no cache, no dropout), in float64 but for RoPE's angles,
+    which Hugging Face computes in float32, from config.json's fields and the tensors' HF names."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    assert cfg["model_type"] == "llama" and cfg["architectures"] == ["LlamaForCausalLM"], cfg
+    assert cfg["hidden_act"] == "silu" and not cfg["attention_bias"] and not cfg["mlp_bias"], cfg
+    assert cfg.get("rope_scaling") is None and cfg.get("pretraining_tp", 1) == 1, cfg
+    C, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    D = cfg.get("head_dim") or C // H
+    eps, theta, T = cfg["rms_norm_eps"], cfg["rope_theta"], len(ids)
+
+    def w(name):
+        return torch.from_numpy(weights[name].astype(np.float64))
+
+    def rms_norm(x, name):  # LlamaRMSNorm
+        return w(name) * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+    def linear(x, name):  # nn.Linear without bias: weight (out, in)
+        return x @ w(name).T
+
+    # LlamaRotaryEmbedding: inv_freq and the angles in float32, cos and sin of those angles.
+    inv_freq = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.int64).float() / D))
+    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((angles, angles), -1).double()
+    cos, sin = emb.cos(), emb.sin()
+
+    def rotate_half(x):
+        return torch.cat((-x[..., D // 2:], x[..., :D // 2]), -1)
+
+    def rope(x):  # (heads, T, D)
+        return x * cos + rotate_half(x) * sin
+
+    assert w("model.embed_tokens.weight").shape == (cfg["vocab_size"], C)
+    x = w("model.embed_tokens.weight")[torch.tensor(ids)]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    for l in range(L):
+        p = f"model.layers.{l}."
+        h = rms_norm(x, p + "input_layernorm.weight")
+        q = rope(linear(h, p + "self_attn.q_proj.weight").view(T, H, D).transpose(0, 1))
+        k = rope(linear(h, p + "self_attn.k_proj.weight").view(T, Hkv, D).transpose(0, 1))
+        v = linear(h, p + "self_attn.v_proj.weight").view(T, Hkv, D).transpose(0, 1)
+        k, v = k.repeat_interleave(H // Hkv, 0), v.repeat_interleave(H // Hkv, 0)  # repeat_kv
+        scores = (q @ k.transpose(-1, -2) / math.sqrt(D)).masked_fill(~causal, float("-inf"))
+        y = (scores.softmax(-1) @ v).transpose(0, 1).reshape(T, H * D)
+        x = x + linear(y, p + "self_attn.o_proj.weight")
+        h = rms_norm(x, p + "post_attention_layernorm.weight")
+        x = x + linear(F.silu(linear(h, p + "mlp.gate_proj.weight")) * linear(h, p + "mlp.up_proj.weight"),
+                       p + "mlp.down_proj.weight")
+    x = rms_norm(x, "model.norm.weight")
+    if cfg["tie_word_embeddings"]:
+        assert "lm_head.weight" not in weights, "tied, yet lm_head.weight is written"
+        head = w("model.embed_tokens.weight")
+    else:
+        head = w("lm_head.weight")
     return (x @ head.T).numpy()
 
 
@@ -222,14 +296,21 @@ def check_case(case, path):
     ids, want = [int(i) for i in potop["ids"]], potop["logits"].astype(np.float64)
     text = potop_meta["text"]
     check(meta.get("format") == "pt", "model.safetensors metadata format is pt (transformers requires it)")
-    check(set(weights) == gpt2_names(cfg["n_layer"]), "GPT2LMHeadModel's tensor names, lm_head tied")
+    if cfg["model_type"] == "llama":
+        tie = cfg["tie_word_embeddings"]
+        check(set(weights) == llama_names(cfg["num_hidden_layers"], tie),
+              "LlamaForCausalLM's tensor names, lm_head " + ("tied" if tie else "its own"))
+        got, what = llama_logits(cfg, weights, ids), "Llama"
+    else:
+        check(set(weights) == gpt2_names(cfg["n_layer"]), "GPT2LMHeadModel's tensor names, lm_head tied")
+        got, what = gpt2_logits(cfg, weights, ids), "GPT-2"
     check(all(t.dtype == np.float32 for t in weights.values()), "F32 tensors")
 
-    got = gpt2_logits(cfg, weights, ids)
     scale = float(np.abs(want).max())
     err = float(np.abs(got - want).max())
     check(got.shape == want.shape and err <= 2e-5 * max(1.0, scale),
-          f"GPT-2 forward in torch matches potop's logits ({len(ids)} tokens, max |diff| {err:.2e}, max |logit| {scale:.1f})")
+          f"{what} forward in torch matches potop's logits ({len(ids)} tokens, max |diff| {err:.2e}, "
+          f"max |logit| {scale:.1f})")
 
     tj = os.path.join(hf, "tokenizer.json")
     if os.path.exists(tj):

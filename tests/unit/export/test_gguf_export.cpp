@@ -1,8 +1,10 @@
 // The GGUF writer read back by a small independent reader (the format of llama.cpp's
-// ggml/src/gguf.cpp), the byte-level alphabet, and a GPT's tensors and refusals. The real
-// llama.cpp loads potop's files in tests/cli/gguf_export.sh.
+// ggml/src/gguf.cpp), the byte-level alphabet, a GPT's tensors and refusals, and a Llama's keys,
+// tensors and rotary row order. The real llama.cpp loads potop's files in tests/cli/gguf_export.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -12,6 +14,9 @@
 #include "models/gpt/gpt_gguf.h"
 #include "export/gguf_vocab.h"
 #include "kernels/quant.h"
+#include "models/llama/llama_gguf.h"
+#include "models/llama/rope.h"
+#include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"
 
 namespace potop {
@@ -246,6 +251,201 @@ TEST(GgufGpt2, RefusesWhatGpt2CannotHold) {
     EXPECT_NE(std::string(e.what()).find("activation"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_gguf_weight_type("q3_k", "--type"), Error);
+  EXPECT_EQ(parse_gguf_weight_type("q4_0", "--type"), GgmlType::kQ4_0);
+}
+
+TEST(GgufGpt2, Q4_0Weights) {
+  const CharTokenizer tok({U'a', U'b', U'c'});
+  std::vector<std::string> notes;
+  const auto path = temp_file("gpt-q4.gguf");
+  gpt2_gguf(tiny_gpt(32), tok, GgmlType::kQ4_0, "tiny", notes).write(path);
+  const ReadGguf g = read_gguf(path);
+  EXPECT_EQ(g.tensors.at("blk.0.attn_qkv.weight").type, 2u);
+  EXPECT_EQ(g.tensors.at("token_embd.weight").type, 2u);
+  EXPECT_EQ(g.tensors.at("position_embd.weight").type, 0u);
+  EXPECT_EQ(g.numbers.at("general.file_type"), 2);
+  EXPECT_EQ(g.numbers.at("general.quantization_version"), 2);
+  std::filesystem::remove(path);
+}
+
+// A Llama of 3 tokens: C = 32, H = 4 heads of D = 8 sharing Hkv = 2 K/V heads, F = 64.
+Llama tiny_llama(bool tie = true, int n_kv_head = 2) {
+  LlamaConfig c;
+  c.vocab_size = 3, c.block_size = 8, c.n_layer = 2, c.n_head = 4, c.n_kv_head = n_kv_head, c.n_embd = 32;
+  c.ffn_hidden = 64, c.rope_theta = 500000.0f, c.norm_eps = 1e-6f, c.tie_embeddings = tie;
+  Llama m(c.resolved());
+  m.parameters().init(3);
+  return m;
+}
+
+const float* llama_param(const Llama& m, const std::string& name) {
+  const ParameterSet& p = m.parameters();
+  const TensorSpec* spec = p.layout().find(name);
+  EXPECT_NE(spec, nullptr) << name;
+  return p.values().at(*spec);
+}
+
+// Value (row, col) of an f32 matrix tensor of the file.
+float gguf_f32(const ReadGguf& g, const std::string& name, uint64_t row, uint64_t col) {
+  const auto& t = g.tensors.at(name);
+  EXPECT_EQ(t.type, 0u) << name;
+  float v;
+  std::memcpy(&v, g.bytes.data() + g.data_start + t.offset + (row * t.ne[0] + col) * 4, 4);
+  return v;
+}
+
+TEST(GgufLlama, KeysOfLlamaCppsLlama) {
+  const CharTokenizer tok({U'a', U'b', U'c'});
+  std::vector<std::string> notes;
+  const auto path = temp_file("llama-keys.gguf");
+  llama_gguf(tiny_llama(), tok, GgmlType::kF32, "tiny", notes).write(path);
+  const ReadGguf g = read_gguf(path);
+  EXPECT_EQ(g.strings.at("general.architecture"), "llama");
+  EXPECT_EQ(g.strings.at("general.name"), "tiny");
+  EXPECT_EQ(g.numbers.at("general.file_type"), 0);
+  EXPECT_EQ(g.numbers.count("general.quantization_version"), 0u);
+  EXPECT_EQ(g.numbers.at("llama.vocab_size"), 3);
+  EXPECT_EQ(g.numbers.at("llama.context_length"), 8);
+  EXPECT_EQ(g.numbers.at("llama.embedding_length"), 32);
+  EXPECT_EQ(g.numbers.at("llama.block_count"), 2);
+  EXPECT_EQ(g.numbers.at("llama.feed_forward_length"), 64);
+  EXPECT_EQ(g.numbers.at("llama.attention.head_count"), 4);
+  EXPECT_EQ(g.numbers.at("llama.attention.head_count_kv"), 2);
+  EXPECT_EQ(g.numbers.at("llama.rope.dimension_count"), 8);
+  EXPECT_EQ(static_cast<float>(g.numbers.at("llama.rope.freq_base")), 500000.0f);
+  EXPECT_EQ(static_cast<float>(g.numbers.at("llama.attention.layer_norm_rms_epsilon")), 1e-6f);
+  EXPECT_EQ(g.strings.at("tokenizer.ggml.model"), "gpt2");  // the GPT's vocabulary, for the same tokenizer
+  EXPECT_EQ(g.string_arrays.at("tokenizer.ggml.tokens"), (std::vector<std::string>{"a", "b", "c"}));
+  std::filesystem::remove(path);
+}
+
+TEST(GgufLlama, TensorNamesShapesAndTypes) {
+  const CharTokenizer tok({U'a', U'b', U'c'});
+  std::vector<std::string> notes;
+  const auto path = temp_file("llama-tensors.gguf");
+  llama_gguf(tiny_llama(/*tie=*/true), tok, GgmlType::kQ8_0, "tiny", notes).write(path);
+  ReadGguf g = read_gguf(path);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : g.tensors) names.push_back(name);
+  std::vector<std::string> want{"output_norm.weight", "token_embd.weight"};  // tied: no output.weight
+  for (int l = 0; l < 2; ++l)
+    for (const char* t : {"attn_k", "attn_norm", "attn_output", "attn_q", "attn_v", "ffn_down", "ffn_gate", "ffn_norm",
+                          "ffn_up"})
+      want.push_back("blk." + std::to_string(l) + "." + t + ".weight");
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(names, want);
+  using Ne = std::vector<uint64_t>;
+  EXPECT_EQ(g.tensors.at("token_embd.weight").ne, (Ne{32, 3}));
+  EXPECT_EQ(g.tensors.at("blk.1.attn_q.weight").ne, (Ne{32, 32}));
+  EXPECT_EQ(g.tensors.at("blk.1.attn_k.weight").ne, (Ne{32, 16}));  // 2 K/V heads of 8
+  EXPECT_EQ(g.tensors.at("blk.1.attn_v.weight").ne, (Ne{32, 16}));
+  EXPECT_EQ(g.tensors.at("blk.1.attn_output.weight").ne, (Ne{32, 32}));
+  EXPECT_EQ(g.tensors.at("blk.0.ffn_gate.weight").ne, (Ne{32, 64}));
+  EXPECT_EQ(g.tensors.at("blk.0.ffn_up.weight").ne, (Ne{32, 64}));
+  EXPECT_EQ(g.tensors.at("blk.0.ffn_down.weight").ne, (Ne{64, 32}));
+  EXPECT_EQ(g.tensors.at("blk.0.ffn_norm.weight").ne, (Ne{32}));
+  for (const auto& [name, t] : g.tensors) EXPECT_EQ(t.type, t.ne.size() == 1 ? 0u : 8u) << name;
+  EXPECT_EQ(g.numbers.at("general.file_type"), 7);
+  EXPECT_EQ(g.numbers.at("general.quantization_version"), 2);
+
+  llama_gguf(tiny_llama(/*tie=*/false), tok, GgmlType::kQ4_0, "tiny", notes).write(path);
+  g = read_gguf(path);
+  EXPECT_EQ(g.tensors.at("output.weight").ne, (Ne{32, 3}));
+  EXPECT_EQ(g.tensors.at("output.weight").type, 2u);
+  EXPECT_EQ(g.tensors.at("blk.0.attn_q.weight").type, 2u);
+  EXPECT_EQ(g.numbers.at("general.file_type"), 2);
+  for (const auto& n : notes) EXPECT_EQ(n.find("blocks of 32"), std::string::npos) << n;  // 32 and 64: whole blocks
+  std::filesystem::remove(path);
+}
+
+// Every value where llama.cpp reads it: Q and K rows interleaved per head, V, the MLP's gate and
+// up split from gate_up_proj, the rest transposed to rows of inputs.
+TEST(GgufLlama, ValuesSplitTransposedAndRotaryRowsInterleaved) {
+  const CharTokenizer tok({U'a', U'b', U'c'});
+  std::vector<std::string> notes;
+  const Llama m = tiny_llama(/*tie=*/false);
+  const auto path = temp_file("llama-values.gguf");
+  llama_gguf(m, tok, GgmlType::kF32, "tiny", notes).write(path);
+  const ReadGguf g = read_gguf(path);
+  const int C = 32, H = 4, Hkv = 2, D = 8, F = 64, W = (H + 2 * Hkv) * D;
+  const std::string p = "model.layers.1.";
+  const float* qkv = llama_param(m, p + "self_attn.qkv_proj.weight");  // (C, W)
+  const float* o = llama_param(m, p + "self_attn.o_proj.weight");      // (C, C)
+  const float* gate_up = llama_param(m, p + "mlp.gate_up_proj.weight");  // (C, 2F)
+  const float* down = llama_param(m, p + "mlp.down_proj.weight");        // (F, C)
+  for (int in = 0; in < C; ++in) {
+    for (int h = 0; h < H; ++h)
+      for (int j = 0; j < 2; ++j)
+        for (int i = 0; i < D / 2; ++i)  // Hugging Face's value i + j·D/2 of head h is llama.cpp's 2i + j
+          ASSERT_EQ(gguf_f32(g, "blk.1.attn_q.weight", h * D + 2 * i + j, in), qkv[in * W + h * D + j * D / 2 + i]);
+    for (int h = 0; h < Hkv; ++h)
+      for (int j = 0; j < 2; ++j)
+        for (int i = 0; i < D / 2; ++i)
+          ASSERT_EQ(gguf_f32(g, "blk.1.attn_k.weight", h * D + 2 * i + j, in),
+                    qkv[in * W + H * D + h * D + j * D / 2 + i]);
+    for (int r = 0; r < Hkv * D; ++r)
+      ASSERT_EQ(gguf_f32(g, "blk.1.attn_v.weight", r, in), qkv[in * W + (H + Hkv) * D + r]);
+    for (int r = 0; r < C; ++r) ASSERT_EQ(gguf_f32(g, "blk.1.attn_output.weight", r, in), o[in * C + r]);
+    for (int f = 0; f < F; ++f) {
+      ASSERT_EQ(gguf_f32(g, "blk.1.ffn_gate.weight", f, in), gate_up[in * 2 * F + f]);
+      ASSERT_EQ(gguf_f32(g, "blk.1.ffn_up.weight", f, in), gate_up[in * 2 * F + F + f]);
+      ASSERT_EQ(gguf_f32(g, "blk.1.ffn_down.weight", in, f), down[f * C + in]);
+    }
+  }
+  const float* embed = llama_param(m, "model.embed_tokens.weight");
+  const float* head = llama_param(m, "lm_head.weight");
+  for (int v = 0; v < 3; ++v)
+    for (int c = 0; c < C; ++c) {
+      ASSERT_EQ(gguf_f32(g, "token_embd.weight", v, c), embed[v * C + c]);
+      ASSERT_EQ(gguf_f32(g, "output.weight", v, c), head[v * C + c]);
+    }
+  std::filesystem::remove(path);
+}
+
+TEST(GgufLlama, InterleaveRopeRowsIsConvertersPermute) {
+  // convert_hf_to_gguf.py: w.reshape(heads, 2, D/2, in).swapaxes(1, 2).reshape(w.shape)
+  const std::vector<float> w{0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17};  // 2 heads of D = 4, in = 2
+  EXPECT_EQ(interleave_rope_rows(w, 2, 4, 2),
+            (std::vector<float>{0, 1, 4, 5, 2, 3, 6, 7, 10, 11, 14, 15, 12, 13, 16, 17}));
+}
+
+// What the permutation is for: rotating adjacent pairs (llama.cpp's "normal" RoPE) of the
+// interleaved projections gives the query-key products that rotate_half (potop, Hugging Face)
+// gives of the original ones, at every pair of positions.
+TEST(GgufLlama, InterleavedRowsUnderAdjacentPairRopeGiveTheSameScores) {
+  const int D = 16;
+  const float theta = 10000.0f;
+  const std::vector<float> q = testing::random_vector(D, 1), k = testing::random_vector(D, 2);
+  const std::vector<float> freq = rope_frequencies(D, theta);
+  auto adjacent = [&](std::vector<float> x, int pos) {  // llama.cpp's ggml_rope, mode 0
+    for (int i = 0; i < D / 2; ++i) {
+      const float a = static_cast<float>(pos) * freq[i], c = std::cos(a), s = std::sin(a);
+      const float x0 = x[2 * i], x1 = x[2 * i + 1];
+      x[2 * i] = x0 * c - x1 * s, x[2 * i + 1] = x0 * s + x1 * c;
+    }
+    return x;
+  };
+  auto dot = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += double{a[i]} * b[i];
+    return s;
+  };
+  for (const auto& [pq, pk] : {std::pair{5, 2}, std::pair{7, 7}, std::pair{40, 3}}) {
+    std::vector<float> rq = q, rk = k;  // rotate_half at positions pq, pk
+    rope_forward(rq.data(), 1, D, 1, D, &pq, freq.data());
+    rope_forward(rk.data(), 1, D, 1, D, &pk, freq.data());
+    // A projection of one input value 1: its rows are the vector, so permuting rows permutes it.
+    const double got =
+        dot(adjacent(interleave_rope_rows(q, 1, D, 1), pq), adjacent(interleave_rope_rows(k, 1, D, 1), pk));
+    EXPECT_NEAR(got, dot(rq, rk), 1e-4) << pq << " " << pk;
+  }
+}
+
+TEST(GgufLlama, RefusesATokenizerThatDoesNotFit) {
+  const CharTokenizer tok({U'a', U'b', U'c', U'd'});
+  std::vector<std::string> notes;
+  const std::string e = testing::error_message([&] { llama_gguf(tiny_llama(), tok, GgmlType::kF32, "t", notes); });
+  EXPECT_NE(e.find("vocab_size"), std::string::npos) << e;
 }
 
 }  // namespace

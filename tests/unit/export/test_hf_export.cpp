@@ -1,7 +1,8 @@
-// export_hf: a potop GPT as a Hugging Face GPT-2 directory. These tests read the directory back
-// with potop's own reader (names, shapes, values, config.json, tokenizer files); the PyTorch check
-// (tests/torch/check_hf_export.py, ctest cli.hf_export_torch) runs GPT-2's forward pass on what
-// HfExport.WritesTorchCheckFixtures writes and compares its logits and token ids with potop's.
+// export_hf: a potop GPT as a Hugging Face GPT-2 directory, a Llama as a LlamaForCausalLM one.
+// These tests read the directory back with potop's own reader (names, shapes, values, config.json,
+// tokenizer files); the PyTorch check (tests/torch/check_hf_export.py, ctest cli.hf_export_torch)
+// runs GPT-2's and Llama's forward passes on what HfExport.WritesTorchCheckFixtures writes and
+// compares their logits and token ids with potop's.
 #include "models/gpt/gpt_hf_export.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include "core/file_io.h"
 #include "core/safetensors.h"
 #include "kernels/embedding.h"
+#include "models/llama/llama_hf_export.h"
+#include "models/llama/llama_kind.h"
 #include "support/multilingual.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
@@ -223,6 +226,141 @@ TEST(HfExport, WritesOnlyANewOrEmptyDirectory) {
   EXPECT_EQ(entries(dir), (std::vector<std::string>{"a", "empty", "file", "full"}));
 }
 
+// A Llama with spread random weights (norm gains not 1), as make_model's GPT.
+LoadedLlama make_llama(LlamaConfig config, std::unique_ptr<Tokenizer> tokenizer, uint64_t seed = 1) {
+  LoadedLlama m;
+  config.vocab_size = tokenizer->size();
+  m.config = config.resolved();
+  m.model = std::make_unique<Llama>(m.config);
+  m.model->init_weights(seed);
+  testing::spread_init(m.model->parameters(), seed);
+  m.tokenizer = std::move(tokenizer);
+  return m;
+}
+
+// C = 32, 4 query heads of 8 sharing n_kv_head K/V heads, F = 64.
+LlamaConfig small_llama(int n_kv_head, bool tie) {
+  LlamaConfig c;
+  c.block_size = 64, c.n_layer = 2, c.n_head = 4, c.n_kv_head = n_kv_head, c.n_embd = 32, c.ffn_hidden = 64;
+  c.rope_theta = 500000.0f, c.norm_eps = 1e-6f, c.tie_embeddings = tie;
+  return c;
+}
+
+std::vector<std::string> llama_names(int n_layer, bool tie) {
+  std::vector<std::string> names = {"model.embed_tokens.weight"};
+  for (int l = 0; l < n_layer; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    for (const char* t : {"input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                          "self_attn.v_proj.weight", "self_attn.o_proj.weight", "post_attention_layernorm.weight",
+                          "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"})
+      names.push_back(p + t);
+  }
+  names.push_back("model.norm.weight");
+  if (!tie) names.push_back("lm_head.weight");
+  return names;
+}
+
+std::vector<float> llama_values(const LoadedLlama& m, const std::string& name) {
+  const ParameterSet& p = m.model->parameters();
+  const TensorSpec* spec = p.layout().find(name);
+  EXPECT_NE(spec, nullptr) << name;
+  if (!spec) return {};
+  const float* v = p.values().at(*spec);
+  return {v, v + spec->numel};
+}
+
+TEST(HfExport, WritesLlamaNamesShapesSplitsAndConfig) {
+  const testing::TempDir dir("hf_export_llama");
+  const LoadedLlama m = make_llama(small_llama(2, /*tie=*/false), std::make_unique<ByteTokenizer>());
+  export_hf(*m.model, *m.tokenizer, dir / "hf");
+  EXPECT_EQ(entries(dir), std::vector<std::string>{"hf"});
+  EXPECT_EQ(entries(dir / "hf"), (std::vector<std::string>{"config.json", "generation_config.json", "merges.txt",
+                                                           "model.safetensors", "tokenizer.json",
+                                                           "tokenizer_config.json", "vocab.json"}));
+  const SafetensorsFile f(dir / "hf" / "model.safetensors");
+  EXPECT_EQ(f.names(), llama_names(2, false));
+  EXPECT_EQ(f.metadata_value("format"), "pt");
+  const int64_t C = 32, V = 260, F = 64, Q = 32, KV = 16, W = Q + 2 * KV;
+  const std::string p = "model.layers.1.";
+  EXPECT_EQ(f.info("model.embed_tokens.weight").shape, (Shape{V, C}));
+  EXPECT_EQ(f.info("lm_head.weight").shape, (Shape{V, C}));
+  EXPECT_EQ(f.info(p + "self_attn.q_proj.weight").shape, (Shape{Q, C}));  // nn.Linear: (out, in)
+  EXPECT_EQ(f.info(p + "self_attn.k_proj.weight").shape, (Shape{KV, C}));
+  EXPECT_EQ(f.info(p + "self_attn.v_proj.weight").shape, (Shape{KV, C}));
+  EXPECT_EQ(f.info(p + "self_attn.o_proj.weight").shape, (Shape{C, C}));
+  EXPECT_EQ(f.info(p + "mlp.gate_proj.weight").shape, (Shape{F, C}));
+  EXPECT_EQ(f.info(p + "mlp.up_proj.weight").shape, (Shape{F, C}));
+  EXPECT_EQ(f.info(p + "mlp.down_proj.weight").shape, (Shape{C, F}));
+  EXPECT_EQ(f.info("model.norm.weight").shape, (Shape{C}));
+
+  // Row r of a split projection is column c0 + r of potop's (in, out) tensor.
+  const std::vector<float> qkv = llama_values(m, p + "self_attn.qkv_proj.weight");
+  const std::vector<float> gate_up = llama_values(m, p + "mlp.gate_up_proj.weight");
+  const std::vector<float> o = llama_values(m, p + "self_attn.o_proj.weight");
+  const std::vector<float> down = llama_values(m, p + "mlp.down_proj.weight");
+  const std::vector<float> q = testing::f32_vector(f, p + "self_attn.q_proj.weight"),
+                           k = testing::f32_vector(f, p + "self_attn.k_proj.weight"),
+                           v = testing::f32_vector(f, p + "self_attn.v_proj.weight"),
+                           gate = testing::f32_vector(f, p + "mlp.gate_proj.weight"),
+                           up = testing::f32_vector(f, p + "mlp.up_proj.weight"),
+                           oo = testing::f32_vector(f, p + "self_attn.o_proj.weight"),
+                           dd = testing::f32_vector(f, p + "mlp.down_proj.weight");
+  for (int64_t in = 0; in < C; ++in) {
+    for (int64_t r = 0; r < Q; ++r) ASSERT_EQ(q[r * C + in], qkv[in * W + r]);
+    for (int64_t r = 0; r < KV; ++r) ASSERT_EQ(k[r * C + in], qkv[in * W + Q + r]);
+    for (int64_t r = 0; r < KV; ++r) ASSERT_EQ(v[r * C + in], qkv[in * W + Q + KV + r]);
+    for (int64_t r = 0; r < C; ++r) ASSERT_EQ(oo[r * C + in], o[in * C + r]);
+    for (int64_t r = 0; r < F; ++r) {
+      ASSERT_EQ(gate[r * C + in], gate_up[in * 2 * F + r]);
+      ASSERT_EQ(up[r * C + in], gate_up[in * 2 * F + F + r]);
+      ASSERT_EQ(dd[in * F + r], down[r * C + in]);
+    }
+  }
+  for (const char* same : {"model.embed_tokens.weight", "lm_head.weight", "model.norm.weight",
+                           "model.layers.0.input_layernorm.weight", "model.layers.1.post_attention_layernorm.weight"})
+    EXPECT_TRUE(testing::bitwise_equal(testing::f32_vector(f, same), llama_values(m, same))) << same;
+
+  const json config = read_json_file(dir / "hf" / "config.json");
+  EXPECT_EQ(config["model_type"], "llama");
+  EXPECT_EQ(config["architectures"], json::array({"LlamaForCausalLM"}));
+  EXPECT_EQ(config["vocab_size"], V);
+  EXPECT_EQ(config["hidden_size"], 32);
+  EXPECT_EQ(config["intermediate_size"], 64);
+  EXPECT_EQ(config["num_hidden_layers"], 2);
+  EXPECT_EQ(config["num_attention_heads"], 4);
+  EXPECT_EQ(config["num_key_value_heads"], 2);
+  EXPECT_EQ(config["head_dim"], 8);
+  EXPECT_EQ(config["max_position_embeddings"], 64);
+  EXPECT_EQ(config["hidden_act"], "silu");
+  EXPECT_EQ(config["rms_norm_eps"].get<double>(), 1e-6);  // as written, not the float's binary value
+  EXPECT_EQ(config["rope_theta"].get<double>(), 500000.0);
+  EXPECT_EQ(config["attention_bias"], false);
+  EXPECT_EQ(config["mlp_bias"], false);
+  EXPECT_EQ(config["tie_word_embeddings"], false);
+  EXPECT_EQ(config["torch_dtype"], "float32");
+  EXPECT_EQ(config["bos_token_id"], 1);
+  EXPECT_EQ(config["eos_token_id"], 2);
+  EXPECT_EQ(config["potop"]["model"]["n_kv_head"], 2);
+  EXPECT_EQ(read_json_file(dir / "hf" / "generation_config.json")["max_length"], 64);
+  EXPECT_EQ(read_json_file(dir / "hf" / "tokenizer_config.json")["model_max_length"], 64);
+
+  // Tied: lm_head.weight left out, as save_pretrained leaves it.
+  const LoadedLlama tied = make_llama(small_llama(4, /*tie=*/true), char_tokenizer());
+  export_hf(*tied.model, *tied.tokenizer, dir / "tied");
+  EXPECT_EQ(SafetensorsFile(dir / "tied" / "model.safetensors").names(), llama_names(2, true));
+  EXPECT_EQ(read_json_file(dir / "tied" / "config.json")["tie_word_embeddings"], true);
+  EXPECT_TRUE(read_json_file(dir / "tied" / "config.json")["bos_token_id"].is_null());
+}
+
+TEST(HfExport, LlamaRefusesATokenizerThatDoesNotFitAndLeavesNothing) {
+  const testing::TempDir dir("hf_export_llama_refuse");
+  const LoadedLlama m = make_llama(small_llama(4, true), char_tokenizer());
+  const ByteTokenizer other;  // 260 tokens, the model's vocabulary is the char tokenizer's
+  const std::string e = testing::error_message([&] { export_hf(*m.model, other, dir / "hf"); });
+  EXPECT_TRUE(e.starts_with("vocab_size: the model has")) << e;
+  EXPECT_TRUE(entries(dir).empty());
+}
+
 // One model directory per case, saved and loaded back as `potop export` will load it, exported,
 // with potop's token ids and logits for kSentence in potop.safetensors ("ids" I32 (T), "logits"
 // F32 (T, V)). Into $POTOP_HF_EXPORT_FIXTURES when set (the PyTorch check reads them there),
@@ -278,6 +416,38 @@ TEST(HfExport, WritesTorchCheckFixtures) {
     EXPECT_TRUE(fs::exists(dir / "hf" / "tokenizer_config.json")) << c.name;
   }
   EXPECT_TRUE(fs::exists(root / "bpe" / "hf" / "tokenizer.model"));
+
+  // Llamas: multi-head, tied, char; grouped-query (2 K/V heads for 4), untied, SentencePiece BPE.
+  struct LlamaCase {
+    std::string name;
+    LlamaConfig config;
+    std::unique_ptr<Tokenizer> tokenizer;
+  };
+  std::vector<LlamaCase> llamas;
+  llamas.push_back({"llama-char", small_llama(4, true), char_tokenizer()});
+  llamas.push_back({"llama-bpe-gqa-untied", small_llama(2, false),
+                    SentencePieceTokenizer::train(text, "text", {.kind = "bpe", .vocab_size = 400})});
+  for (LlamaCase& c : llamas) {
+    const fs::path dir = root / c.name;
+    fs::remove_all(dir);
+    fs::create_directories(dir / "potop-model");
+    {
+      const LoadedLlama m = make_llama(c.config, std::move(c.tokenizer), seed++);
+      save_model_files(dir / "potop-model", m.config, *m.tokenizer, json::object());
+      save_weights(dir / "potop-model" / "latest.safetensors", m.model->parameters(),
+                   ModelHeader{llama_kind().name, to_json(m.config), m.tokenizer.get()});
+    }
+    const LoadedLlama m = load_llama_dir(dir / "potop-model");
+    export_hf(*m.model, *m.tokenizer, dir / "hf");
+    const std::vector<int> ids = m.tokenizer->encode(kSentence);
+    KVCache cache = m.model->new_cache();
+    m.model->forward(ids.data(), static_cast<int>(ids.size()), cache);
+    const int64_t T = static_cast<int64_t>(ids.size()), V = m.config.vocab_size;
+    write_safetensors(dir / "potop.safetensors",
+                      {{"ids", Dtype::I32, {T}, ids.data()}, {"logits", Dtype::F32, {T, V}, m.model->logits()}},
+                      {{"text", kSentence}, {"decoded", m.tokenizer->decode(ids)}});
+    EXPECT_TRUE(fs::exists(dir / "hf" / "model.safetensors")) << c.name;
+  }
 }
 
 }  // namespace
