@@ -1,6 +1,9 @@
 #include "models/llama/llama_kind.h"
 
+#include "core/arena.h"
 #include "models/llama/llama.h"
+#include "models/llama/llama_gguf.h"
+#include "models/llama/llama_hf_export.h"
 
 namespace potop {
 
@@ -18,6 +21,23 @@ std::string describe_llama(const nlohmann::json& j) {
          " output head";
 }
 
+// potop export --format gguf: llama.cpp's llama architecture.
+ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
+  ExportResult out;
+  const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
+  const GgufWriter w = llama_gguf(dynamic_cast<const Llama&>(model), tokenizer, weights, r.name, out.notes);
+  w.write(r.out);
+  out.summary = std::string("llama.cpp llama, ") + to_string(weights) + " weights, " +
+                std::to_string(w.tensor_count()) + " tensors, " + format_bytes(w.file_bytes());
+  return out;
+}
+
+// potop export --format hf: a Hugging Face Llama directory.
+ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
+  export_hf(dynamic_cast<const Llama&>(model), tokenizer, r.out);
+  return {{}, "a Hugging Face Llama directory (LlamaForCausalLM)"};
+}
+
 }  // namespace
 
 const ModelKind& llama_kind() {
@@ -27,7 +47,7 @@ const ModelKind& llama_kind() {
       .noun = "a Llama",
       .tokenizer = "",  // every llama directory names its tokenizer
       .tasks = {Task::kLanguageModel, Task::kCausalLM, Task::kSelfAttention},
-      .commands = {"info", "eval", "sample", "attention", "serve", "quantize", "train --init-from"},
+      .commands = {"info", "eval", "sample", "attention", "serve", "quantize", "export", "train --init-from"},
       .hint = "it generates text with potop sample",
       .trainer = "potop train --arch llama",
       .describe = describe_llama,
@@ -37,6 +57,8 @@ const ModelKind& llama_kind() {
                          std::to_string(c.n_layer) + " layers × K,V × " + std::to_string(c.n_kv_head) + " K/V heads × " +
                              std::to_string(c.head_size()) + " floats"};
       },
+      .export_gguf = write_gguf,
+      .export_hf = write_hf,
   });
   return kind;
 }
