@@ -2,7 +2,7 @@
 // layout: within a head of D values, the pair (i, i + D/2), i < D/2, is rotated by the angle
 // pos · θ^(-2i/D), so that the dot product of a query and a key depends only on how far apart
 // they are. llama.cpp rotates adjacent pairs (2i, 2i + 1) instead; its GGUF export permutes the
-// rows of W_q and W_k to match (gguf_export.cpp).
+// rows of W_q and W_k to match (llama_gguf.h).
 //
 //   x'_i = x_i cos − x_{i+D/2} sin,   x'_{i+D/2} = x_{i+D/2} cos + x_i sin
 //
