@@ -10,6 +10,7 @@
 #   bash bench/run.sh mpi [rounds]        2 ranks x 1 thread vs 1 process x 2 threads (docs/distributed.md)
 #   bash bench/run.sh busy [flags]        sample and train beside a process holding one core, libgomp's spin vs potop's
 #   bash bench/run.sh quant [flags]       f16/q8_0/q4_0 vs f32: speed, quality, serving, memory, llama.cpp (bench/quant.py)
+#   bash bench/run.sh llama [flags]       --arch llama: training vs PyTorch, vs the GPT at equal time, generation with GQA (bench/llama.py)
 #   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
 # Builds the release preset (tuned for this CPU) and runs the Python drivers with Debian's
 # Python, which has PyTorch. Measure on an otherwise idle machine: the drivers print the load.
@@ -53,6 +54,7 @@ workload() {  # workload <name> [flags]
     train) build potop_bench && $PY bench/run.py --bench build/release/bench/potop_bench "$@" ;;
     busy) build potop potop_bench && $PY bench/busy_core.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
     quant) build potop serve_client potop_bench && $PY bench/quant.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
+    llama) build potop potop_bench && $PY bench/llama.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
   esac
 }
 
@@ -79,6 +81,7 @@ if [ "${1:-}" = all ]; then
     section "MPI ranks vs threads" mpi 1
     section "one core busy" busy --quick
     section "quantized models vs f32" quant --quick
+    section "Llama: vs PyTorch, vs the GPT at equal time, generation" llama --quick
   else
     section "training and generation vs PyTorch" train
     section "tokenizers vs SentencePiece" tokenizers
@@ -89,12 +92,13 @@ if [ "${1:-}" = all ]; then
     section "MPI ranks vs threads" mpi 2
     section "one core busy" busy
     section "quantized models vs f32" quant
+    section "Llama: vs PyTorch, vs the GPT at equal time, generation" llama
   fi
   echo
   echo "all benchmarks: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
   exit 0
 fi
 case "${1:-}" in
-  tokenizers | word2vec | translate | classify | serve | mpi | busy | quant) workload "$@" ;;
+  tokenizers | word2vec | translate | classify | serve | mpi | busy | quant | llama) workload "$@" ;;
   *) workload train "$@" ;;
 esac

@@ -8,6 +8,10 @@ one JSON object, so its peak RSS is its own:
 
     /usr/bin/python3 bench/torch_bench.py train --n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12 --threads 2
     /usr/bin/python3 bench/torch_bench.py generate --n-layer 6 --n-head 6 --n-embd 384 --block 512 [--no-kv-cache]
+    /usr/bin/python3 bench/torch_bench.py train-llama --n-layer 6 --n-head 6 --n-kv-head 2 --n-embd 384 --block 256 --batch 8
+
+train-llama trains scripts/torch_llama.py's Llama (potop's `train --arch llama`: RMSNorm, RoPE,
+grouped-query attention, SwiGLU, no biases, tied embeddings) the same way (bench/llama.py drives it).
 
 Settings that help PyTorch are flags (run.py tries them and keeps the fastest): --foreach (the
 multi-tensor AdamW and clipping), and OPENBLAS_CORETYPE in the environment (Debian's OpenBLAS
@@ -44,10 +48,21 @@ def make_model(args, vocab: int) -> torch_gpt.GPT:
     return model
 
 
-def flops_per_token(model: torch_gpt.GPT) -> float:
-    """As potop_bench: 6 N (N without the position table) + 12 L T C."""
+def make_llama(args, vocab: int):
+    import torch_llama  # scripts/torch_llama.py
+    model = torch_llama.Llama({"vocab_size": vocab, "block_size": args.block, "n_layer": args.n_layer,
+                               "n_head": args.n_head, "n_kv_head": args.n_kv_head, "n_embd": args.n_embd,
+                               "ffn_hidden": args.ffn_hidden})
+    model.init_weights(1337)
+    return model
+
+
+def flops_per_token(model) -> float:
+    """As potop_bench: 6 N (N without the GPT's position table; the Llama has none) + 12 L T C."""
     c = model.config
-    n = sum(p.numel() for p in model.parameters()) - c["block_size"] * c["n_embd"]
+    n = sum(p.numel() for p in model.parameters())
+    if isinstance(model, torch_gpt.GPT):
+        n -= c["block_size"] * c["n_embd"]
     return 6.0 * n + 12.0 * c["n_layer"] * c["block_size"] * c["n_embd"]
 
 
@@ -64,7 +79,7 @@ def common(args, model) -> dict:
 def train(args) -> dict:
     tokens = load_tokens(args.tokens, args.vocab)
     vocab = int(tokens.max()) + 1 if args.tokens else args.vocab
-    model = make_model(args, vocab)
+    model = make_llama(args, vocab) if args.mode == "train-llama" else make_model(args, vocab)
     model.train()
     params = list(model.parameters())
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
@@ -171,10 +186,12 @@ def generate(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=["train", "generate"])
+    ap.add_argument("mode", choices=["train", "train-llama", "generate"])
     ap.add_argument("--n-layer", type=int, default=4)
     ap.add_argument("--n-head", type=int, default=4)
     ap.add_argument("--n-embd", type=int, default=128)
+    ap.add_argument("--n-kv-head", type=int, default=0, help="train-llama: key/value heads (0 = --n-head)")
+    ap.add_argument("--ffn-hidden", type=int, default=0, help="train-llama: SwiGLU hidden size (0 = 8/3 C rounded to 32)")
     ap.add_argument("--block", type=int, default=64)
     ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--vocab", type=int, default=96)
@@ -189,7 +206,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     torch.manual_seed(0)
-    result = train(args) if args.mode == "train" else generate(args)
+    result = generate(args) if args.mode == "generate" else train(args)
     print(json.dumps(result))
 
 
