@@ -54,7 +54,7 @@ Run add_quantize(CLI::App& app) {
                   ", so nothing can be " + to_string(type) + " (use f16, or a wider model)");
     for (const std::string& kept : report.kept) std::fprintf(stderr, "kept float32: %s\n", kept.c_str());
     write_quantized_model(model, a->model.model, out, type);
-    std::fprintf(stderr, "quantized %d matrices to %s (%s; embeddings, LayerNorms and biases stay float32): %s -> %s\n",
+    std::fprintf(stderr, "quantized %d matrices to %s (%s; embeddings, norm weights and biases stay float32): %s -> %s\n",
                  report.matrices, to_string(type).c_str(), quant_isa_name(), format_bytes(report.bytes_before).c_str(),
                  format_bytes(report.bytes_after).c_str());
     std::printf("%s\n", out.string().c_str());
