@@ -26,6 +26,9 @@ using BufferId = int32_t;
 enum class Rows {
   kTokens,  // B·T: one row per position of the batch
   kMemory,  // B·S: one row per position of the sequence cross-attention attends to
+  // B·T at most, allocated only for the rows a pass asks for (Activations::reserve_output): an
+  // LM head's logits, which a loss-only pass over a large vocabulary never holds whole.
+  kOutput,
 };
 
 class ActivationPlan {
@@ -45,10 +48,12 @@ class ActivationPlan {
   const std::vector<Buffer>& buffers() const { return buffers_; }
 
   // Bytes per group for a batch of (tokens, memory) rows, kept buffers first, then one line for
-  // all scratch: ("activation <group>", bytes)..., ("backward scratch", bytes).
-  std::vector<std::pair<std::string, double>> bytes(double token_rows, double memory_rows = 0) const;
+  // all scratch: ("activation <group>", bytes)..., ("backward scratch", bytes). Output buffers
+  // count output_rows (negative: token_rows).
+  std::vector<std::pair<std::string, double>> bytes(double token_rows, double memory_rows = 0,
+                                                    double output_rows = -1) const;
   // The largest single buffer at that size: its group and its number of floats.
-  std::pair<std::string, double> largest(double token_rows, double memory_rows = 0) const;
+  std::pair<std::string, double> largest(double token_rows, double memory_rows = 0, double output_rows = -1) const;
 
  private:
   std::vector<Buffer> buffers_;
@@ -70,16 +75,21 @@ class Activations {
   // (generation never needs it) and grows the same way.
   void reserve(int64_t token_rows, int64_t memory_rows = 0);
   void reserve_scratch();
+  // Sizes the output buffers for at least this many rows, the same way; a pass that never asks
+  // for them allocates none.
+  void reserve_output(int64_t rows);
 
   float* operator[](BufferId id) const { return pointers_[static_cast<size_t>(id)]; }
 
  private:
-  void bind(bool scratch, Arena& arena, int64_t token_rows, int64_t memory_rows);
+  enum class Part { kKept, kScratch, kOutput };
+  void bind(Part part, Arena& arena, int64_t token_rows, int64_t memory_rows);
 
   std::shared_ptr<const ActivationPlan> plan_;
   int64_t token_rows_ = 0, memory_rows_ = 0;          // capacity of the kept buffers
   int64_t scratch_tokens_ = 0, scratch_memory_ = 0;  // capacity of the scratch
-  Arena kept_, scratch_;
+  int64_t output_rows_ = 0;                           // capacity of the output buffers
+  Arena kept_, scratch_, output_;
   std::vector<float*> pointers_;
 };
 

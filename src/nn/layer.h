@@ -75,6 +75,9 @@ struct LayerPass {
   // sentence from memory_kv[b] (its own S; no padding) instead of projecting `memory` again.
   // Sequences of one sentence share one MemoryKV; sequences of different sentences may share a pass.
   const MemoryKV* const* memory_kv = nullptr;
+  // The caller reads the loss (and the per-position losses), not the logits: with targets, an LM
+  // head over a large vocabulary computes them a chunk of rows at a time (nn/lm_head.h).
+  bool loss_only = false;
 
   int rows() const { return B * T; }
   int memory_rows() const { return B * S; }

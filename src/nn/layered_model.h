@@ -33,11 +33,12 @@ class LayeredModel : public Model {
       : layers_(std::move(layers)), params_(shared.replica()) {}
 
   // The memory plan of a model whose activations all have one row per position of the batch
-  // (B·T rows): its parameters and its layers' activations, from the same layouts it allocates.
-  static MemoryPlan token_rows_plan(const Layers& layers, const BatchShape& shape) {
+  // (B·T rows; its output buffers: output_rows of them, negative for all): its parameters and its
+  // layers' activations, from the same layouts it allocates.
+  static MemoryPlan token_rows_plan(const Layers& layers, const BatchShape& shape, double output_rows = -1) {
     MemoryPlan plan;
     plan.add_parameters(layers.built.params);
-    plan.add_activations(layers.built.acts, double(shape.B) * shape.T);
+    plan.add_activations(layers.built.acts, double(shape.B) * shape.T, 0, "", output_rows);
     return plan;
   }
 

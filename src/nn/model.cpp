@@ -25,9 +25,10 @@ void MemoryPlan::add_parameters(const Layout& params) {
 }
 
 void MemoryPlan::add_activations(const ActivationPlan& acts, double token_rows, double memory_rows,
-                                 const std::string& prefix) {
-  for (const auto& [what, bytes] : acts.bytes(token_rows, memory_rows)) lines.push_back({prefix + what, bytes});
-  const auto [group, floats] = acts.largest(token_rows, memory_rows);
+                                 const std::string& prefix, double output_rows) {
+  for (const auto& [what, bytes] : acts.bytes(token_rows, memory_rows, output_rows))
+    lines.push_back({prefix + what, bytes});
+  const auto [group, floats] = acts.largest(token_rows, memory_rows, output_rows);
   if (floats > largest_floats) largest_tensor = group, largest_floats = floats, largest_is_activation = true;
 }
 

@@ -50,9 +50,10 @@ struct MemoryPlan {
   // The lines every model has: its parameters' values (shared with replicas) and gradients.
   void add_parameters(const Layout& params);
   // The activations of one plan for this many rows (and rows of the memory sequence, for
-  // cross-attention), each line's name after `prefix` ("encoder ", or none).
+  // cross-attention; and output rows, negative for token_rows), each line's name after `prefix`
+  // ("encoder ", or none).
   void add_activations(const ActivationPlan& acts, double token_rows, double memory_rows = 0,
-                       const std::string& prefix = "");
+                       const std::string& prefix = "", double output_rows = -1);
 };
 
 // A model's config, checked before its layers are built from it (validate throws an Error

@@ -39,7 +39,9 @@ GPT::GPT(std::shared_ptr<const Layers> layers, const ParameterSet& shared)
 const GPTConfig& GPT::config() const { return layers_->config; }
 
 MemoryPlan GPT::plan(const GPTConfig& config, const BatchShape& shape) {
-  return token_rows_plan(Layers(config), shape);
+  // A training step's: its loss-only passes keep one chunk of a large vocabulary's logits.
+  const int64_t rows = int64_t{shape.B} * shape.T;
+  return token_rows_plan(Layers(config), shape, double(TiedLMHead::kept_rows(rows, config.vocab_size, true)));
 }
 
 Layout GPT::parameter_layout(const GPTConfig& config) { return Layers(config).built.params; }
@@ -69,6 +71,7 @@ float GPT::forward(const Batch& batch, const Pass& pass) {
   LayerPass p;
   p.B = batch.B, p.T = batch.T;
   p.dropout = pass.training ? config().dropout : 0.0f;
+  p.loss_only = batch.targets != nullptr;  // logits() are read after passes without targets
   p.dropout_seed = pass.dropout_seed;
   return run_forward(batch.tokens, batch.targets, p);
 }

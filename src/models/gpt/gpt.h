@@ -57,7 +57,7 @@ class GPT final : public LayeredModel<GPT, GPTLayers>, public CausalLM, public S
   int vocab_size() const override { return config().vocab_size; }
   int context_length() const override { return config().block_size; }
 
-  const float* logits() const override;  // (B, T, V) of the last forward
+  const float* logits() const override;  // (B, T, V) of the last forward without targets
   int last_rows() const { return last_.rows(); }  // B·T of the last forward
   const float* losses() const;  // (B, T) per-position losses of the last forward with targets
   // Attention probabilities of layer l in the last forward (one without a KV cache): (B, H, T, T).

@@ -49,7 +49,7 @@ class Llama final : public LayeredModel<Llama, LlamaLayers>, public CausalLM, pu
   KVCache new_cache() const override;
   int vocab_size() const override { return config().vocab_size; }
   int context_length() const override { return config().block_size; }
-  const float* logits() const override;  // (B·T, V) of the last forward
+  const float* logits() const override;  // (B·T, V) of the last forward without targets
   const float* losses() const;           // (B·T) per-position losses of the last forward with targets
 
   // Self-attention (nn/tasks.h): the text's tokens, causal; query heads share K/V heads.
