@@ -12,7 +12,7 @@ Two measurements in one run, each printed as a table; all raw results go to --js
      same architecture, names and initialisation, with PyTorch 1.13's eager attention, which keeps
      the (B, H, T, T) matrices), at each thread count, alternating in each round. PyTorch gets its
      best set-up as bench/run.py gives it (OpenBLAS core type, AdamW for-loop or foreach), from a
-     one-step trial of each (not with --quick). Tokens/s is the median step's; the ratio is the
+     one-step trial of each on a batch of 2 × 256. Tokens/s is the median step's; the ratio is the
      median of the rounds' paired ratios. MFU: model FLOPs per token, 6·N + 12·L·T·C (N: every
      parameter but the position table), times tokens/s, over the FMA peak measured in this run
      (potop_bench peak). Peak RSS is each process's own.
@@ -66,12 +66,11 @@ def measure(a, impl: str, setup: tuple, block: int, batch: int, threads: int, st
 
 
 def torch_setup(a, threads: int, results: dict) -> tuple:
-    """PyTorch's fastest set-up at this thread count, from one timed step of each variant."""
-    if a.quick:
-        return runbench.TORCH_VARIANTS[0]
+    """PyTorch's fastest set-up at this thread count, from one timed step of each variant on a
+    batch of 2 × 256 (the OpenBLAS core type decides the GEMMs' speed at any size)."""
     timings = []
     for env, extra in runbench.TORCH_VARIANTS:
-        r = measure(a, "pytorch", (env, extra), a.block, a.batch, threads, 1, 1)
+        r = measure(a, "pytorch", (env, extra), 256, 2, threads, 1, 1)
         timings.append((r["ms_per_step"], env, extra))
     results["torch_setup"][str(threads)] = [{"env": e, "flags": f, "ms_per_step": ms} for ms, e, f in timings]
     _, env, extra = min(timings, key=lambda x: x[0])
@@ -188,8 +187,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "release", "bench", "potop_bench"))
     ap.add_argument("--parts", default="train,sweep")
-    ap.add_argument("--quick", action="store_true", help="2 threads only, one round, 2 timed steps, no PyTorch "
-                    "set-up trial, a sweep of 3 contexts")
+    ap.add_argument("--quick", action="store_true", help="2 threads only, one round, 2 timed steps, a sweep of 3 "
+                    "contexts with 1 timed step each")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--block", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=4)
@@ -198,6 +197,7 @@ def main() -> int:
     ap.add_argument("--contexts", default="128,256,512,1024,2048")
     ap.add_argument("--sweep-tokens", type=int, default=4096)
     ap.add_argument("--sweep-threads", type=int, default=2)
+    ap.add_argument("--sweep-steps", type=int, default=2, help="timed steps per process in the sweep")
     ap.add_argument("--svg", default=os.path.join(tempfile.gettempdir(), "potop-gpt2-sweep.svg"))
     ap.add_argument("--max-busy", type=float, default=0.1)
     ap.add_argument("--quiet-timeout", type=float, default=60)
@@ -209,7 +209,7 @@ def main() -> int:
             report(json.load(f))
         return 0
     if a.quick:
-        a.threads, a.rounds, a.steps, a.contexts = "2", 1, 2, "256,1024,2048"
+        a.threads, a.rounds, a.steps, a.contexts, a.sweep_steps = "2", 1, 2, "256,1024,2048", 1
     if not os.path.exists(a.bench):
         log(f"gpt2.py: {a.bench} not found; build it first (bash bench/run.sh gpt2 does)")
         return 2
@@ -242,7 +242,7 @@ def main() -> int:
         for i, T in enumerate(int(x) for x in a.contexts.split(",")):
             B = max(1, a.sweep_tokens // T)
             for impl in (["potop", "pytorch"] if i % 2 == 0 else ["pytorch", "potop"]):
-                sweep[impl][str(T)] = measure(a, impl, tuple(setup), T, B, t, 2, 1)
+                sweep[impl][str(T)] = measure(a, impl, tuple(setup), T, B, t, a.sweep_steps, 1)
         svg(a.svg, sweep)
         results["svg"] = a.svg
     for t in sorted(set(threads + [a.sweep_threads])):
