@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -85,11 +86,12 @@ def svg(path: str, sweep: dict) -> None:
 
     def panel(x0: int, key: str, title: str) -> list[str]:
         top = max(sweep[i][str(t)][key] for i in sweep for t in Ts) * 1.1
-        pw, ph = W / 2 - m - 10, H - 2 * m
+        pw, ph = W / 2 - m - 25, H - 2 * m
         out = [f'<text x="{x0 + pw / 2}" y="20" text-anchor="middle">{title}</text>',
                f'<line x1="{x0}" y1="{m + ph}" x2="{x0 + pw}" y2="{m + ph}" stroke="black"/>',
                f'<line x1="{x0}" y1="{m}" x2="{x0}" y2="{m + ph}" stroke="black"/>']
-        xs = {t: x0 + pw * i / max(1, len(Ts) - 1) for i, t in enumerate(Ts)}
+        span = math.log2(Ts[-1] / Ts[0]) or 1.0  # T doubles along the axis: a log scale
+        xs = {t: x0 + pw * math.log2(t / Ts[0]) / span for t in Ts}
         for t in Ts:
             out.append(f'<text x="{xs[t]}" y="{m + ph + 18}" text-anchor="middle" font-size="11">{t}</text>')
         for frac in (0, 0.5, 1):
@@ -98,11 +100,13 @@ def svg(path: str, sweep: dict) -> None:
         for impl in sweep:
             pts = " ".join(f"{xs[t]:.1f},{m + ph * (1 - sweep[impl][str(t)][key] / top):.1f}" for t in Ts)
             out.append(f'<polyline points="{pts}" fill="none" stroke="{colours[impl]}" stroke-width="2"/>')
+            out += [f'<circle cx="{p.split(",")[0]}" cy="{p.split(",")[1]}" r="3" fill="{colours[impl]}"/>'
+                    for p in pts.split()]
         out.append(f'<text x="{x0 + pw / 2}" y="{H - 12}" text-anchor="middle" font-size="12">context T</text>')
         return out
 
     body = panel(m, "tokens_per_s", "training tokens/s") + panel(W // 2 + m, "peak_rss_mib", "peak RSS, MiB")
-    legend = [f'<text x="{W - 150}" y="{40 + 16 * i}" fill="{colours[impl]}" font-size="12">{impl}</text>'
+    legend = [f'<text x="{m + 10 + 70 * i}" y="44" fill="{colours[impl]}" font-size="12">{impl}</text>'
               for i, impl in enumerate(sweep)]
     with open(path, "w") as f:
         f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif">\n'

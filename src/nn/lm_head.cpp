@@ -87,7 +87,8 @@ void TiedLMHead::backward(float* dx, float loss_scale, int counted, const float*
   for (int r0 = 0; r0 < N; r0 += R) {
     const int n = std::min(R, N - r0);
     const float* xc = x + size_t(r0) * C_;
-    POTOP_PROFILED("lm head", linear_forward(chunk, xc, f.value(wte_), f.value(bias_), n, C_, V_, WeightLayout::kOutIn));
+    POTOP_PROFILED("lm head",
+                   linear_forward(chunk, xc, f.value(wte_), f.value(bias_), n, C_, V_, WeightLayout::kOutIn));
     POTOP_PROFILED("cross-entropy", crossentropy_forward(f.buffer(losses_) + r0, chunk, chunk, targets + r0, n, V_,
                                                          label_smoothing_));
     POTOP_PROFILED("cross-entropy", crossentropy_backward(chunk, chunk, targets + r0, dlosses + r0, n, V_,

@@ -45,12 +45,12 @@ loads() {  # loads <dir> <what> [gpt|llama|bow|translate|bert|classify]
 # 2 ranks against one process with --grad-accum 2: the same batches, dropout masks and weights of
 # each micro-batch; the float rounding of the gradient sum differs (one process adds micro-batch 2
 # into micro-batch 1's gradients kernel by kernel, the ranks add two finished sums), so: equal
-# within 1e-6 relative (docs/distributed.md).
-same_run() {  # same_run <dir> <dir>: metrics and final weights within 1e-6 relative
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+# within 1e-6 relative (docs/distributed.md), or the tolerance given.
+same_run() {  # same_run <dir> <dir> [tolerance]: metrics and final weights within 1e-6 relative
+  /usr/bin/python3 - "$1" "$2" "${3:-1e-6}" <<'PY'
 import json, struct, sys
 import numpy as np
-a_dir, b_dir = sys.argv[1], sys.argv[2]
+a_dir, b_dir, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
 def records(d):
     return [json.loads(l) for l in open(f"{d}/metrics.jsonl")]
 a, b = records(a_dir), records(b_dir)
@@ -77,7 +77,7 @@ wa = np.concatenate([ta[k] for k in sorted(ta)])
 wb = np.concatenate([tb[k] for k in sorted(ta)])
 worst_w = max(float(np.linalg.norm(wa - wb) / np.linalg.norm(wa)), float(np.abs(wa - wb).max() / np.abs(wa).max()))
 print(f"{len(a)} records, largest relative difference {worst:.1e}; weights {worst_w:.1e} (relative, all weights)")
-sys.exit(0 if worst <= 1e-6 and worst_w <= 1e-6 else 1)
+sys.exit(0 if worst <= tol and worst_w <= tol else 1)
 PY
 }
 
@@ -91,7 +91,12 @@ ranks_equal_accum() {  # ranks_equal_accum <llama|bow|translate|bert|classify>
     || fail "$trainer, one process with --grad-accum 2: $(tail -n 3 one.log)"
   timeout 120 "${MPI[@]}" -np 2 "$POTOP" "${TRAIN[@]}" --steps 8 --eval-interval 4 --out two 2>two.log >two.out \
     || fail "$trainer, 2 ranks: $(tail -n 5 two.log)"
-  if out=$(same_run one two 2>&1); then ok "$trainer: 2 ranks = one process x --grad-accum 2: $out"
+  # The classifier's weights move furthest from the rounding (6e-7 relative in the release build,
+  # 1.4e-6 under the sanitizers, on an AVX-512 machine; the others 1e-8): it gets 1e-5, still far
+  # below what a lost micro-batch or a wrong scale gives (1e-2 and more).
+  local tol=1e-6
+  [ "$trainer" = classify ] && tol=1e-5
+  if out=$(same_run one two "$tol" 2>&1); then ok "$trainer: 2 ranks = one process x --grad-accum 2: $out"
   else fail "$trainer: 2 ranks differ from one process with --grad-accum 2: $out"; fi
   [ "$(grep -c '^eval step' two.log)" = 3 ] && ok "$trainer: only rank 0 prints" \
     || fail "$trainer: expected 3 eval lines (steps 0, 4, 8): $(grep '^eval step' two.log)"

@@ -185,16 +185,18 @@ TEST(LlamaParity, MultiQueryTied) {
   run_case(c);
 }
 
-TEST(LlamaParity, GroupedQueryUntiedShortContext) {
-  // 6 query heads of D = 4 in 2 groups of 3; T < block_size; another θ, and an eps large enough
-  // that the default's would show.
-  Case c{"gqa_untied", small_config(24, 6, 2, 29, false)};
+// 6 query heads of D = 4 in 2 groups of 3; T < block_size; another θ, and an eps large enough
+// that the default's would show.
+Case grouped_query_untied_short_context(const std::string& name) {
+  Case c{name, small_config(24, 6, 2, 29, false)};
   c.config.rope_theta = 500.0f;
   c.config.norm_eps = 1e-3f;
   c.T = 9;
   c.grad_clip = 0.1;
-  run_case(c);
+  return c;
 }
+
+TEST(LlamaParity, GroupedQueryUntiedShortContext) { run_case(grouped_query_untied_short_context("gqa_untied")); }
 
 TEST(LlamaParity, MultiHeadUntiedThreeLayersNoClip) {
   // H_kv = H = 2 heads of D = 10; three layers.
@@ -317,13 +319,9 @@ TEST(LlamaGeneration, GroupedCacheHoldsOnlyTheKvHeads) {
 }
 
 TEST(LlamaParity, LmHeadInChunksUntied) {
-  // GroupedQueryUntiedShortContext with loss-only passes a few rows at a time (nn/lm_head.h):
-  // chunks of 4 of the 18 rows, through an untied lm_head.
-  Case c{"lm_head_chunks", small_config(24, 6, 2, 29, false)};
-  c.config.rope_theta = 500.0f;
-  c.config.norm_eps = 1e-3f;
-  c.T = 9;
-  c.grad_clip = 0.1;
+  // The case above with loss-only passes a few rows at a time (nn/lm_head.h): chunks of 4 of the
+  // 18 rows, through an untied lm_head.
+  Case c = grouped_query_untied_short_context("lm_head_chunks");
   c.chunk_rows = 4;
   run_case(c);
 }
