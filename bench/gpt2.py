@@ -1,10 +1,11 @@
 """GPT-2 124M on this CPU (12 layers, 12 heads, 768 wide, vocabulary 50257): potop vs PyTorch.
 
     bash bench/run.sh gpt2 [--quick]
-    /usr/bin/python3 bench/gpt2.py --bench build/release/bench/potop_bench [--quick] [--parts train,sweep]
-        [--threads 1,2] [--batch 4] [--rounds 2] [--contexts 128,256,512,1024,2048] [--sweep-tokens 4096]
+    /usr/bin/python3 bench/gpt2.py --bench build/release/bench/potop_bench --potop build/release/src/potop
+        [--quick] [--parts train,sweep,generate] [--threads 1,2] [--batch 4] [--rounds 2]
+        [--contexts 128,256,512,1024,2048] [--sweep-tokens 4096] [--prompt-tokens 512] [--new-tokens 128]
 
-Two measurements in one run, each printed as a table; all raw results go to --json:
+Three measurements in one run, each printed as a table; all raw results go to --json:
 
   1. train: training steps of GPT-2 124M at context 1024 (random token ids, random init, batch
      --batch), potop (potop_bench train: the trainer's own train_step, zero_grad, forward, backward,
@@ -20,6 +21,18 @@ Two measurements in one run, each printed as a table; all raw results go to --js
      --sweep-tokens / T), 2 threads, potop and PyTorch: tokens/s and peak RSS at each T, the ratio
      of tokens/s at the longest T to the shortest, and an SVG of both curves (--svg).
 
+  3. generate: GPT-2 124M's shape with a BPE vocabulary of 50257 tokens (potop tokenizer train on
+     ../shared's potop.txt and tatoeba-eng-pol.tsv), trained for one step, exported to GGUF at f32,
+     q8_0 and q4_0 (potop export) and quantized the same way for potop (potop quantize). For each
+     type and thread count bench/gguf_llama.mjs runs llama.cpp (node-llama-cpp, pinned in
+     tests/gguf) and potop sample on the same prompt of --prompt-tokens tokens, greedy, then
+     --new-tokens more: the prompt's reading (its tokens over the time to the first new token, as
+     llama.cpp's "prompt eval") and decoding (tokens/s after the first), the best of 3 runs in one
+     process each. q8_0's decoding is also shown against the memory-bandwidth bound: the bytes a
+     token reads at least (the weights file's tensors but the position table, of which one row,
+     and the KV cache at the mean context) at the read bandwidth measured in this run
+     (potop_bench bandwidth).
+
 Before each measurement it waits (bounded by --quiet-timeout) for the other processes to use at
 most --max-busy of the CPUs, and prints how busy the machine was.
 """
@@ -29,7 +42,10 @@ import argparse
 import json
 import math
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +55,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import run as runbench  # noqa: E402  (bench/run.py: peak, the quiet wait, PyTorch set-ups, run_json)
 from machine import cpu_name  # noqa: E402
+from quant import safetensors_tensors  # noqa: E402
 
 GPT2 = {"n_layer": 12, "n_head": 12, "n_embd": 768, "vocab": 50257}
 
@@ -113,6 +130,130 @@ def svg(path: str, sweep: dict) -> None:
                 + "\n".join(body + legend) + "\n</svg>\n")
 
 
+def potop_cmd(a, *args: str) -> None:
+    r = subprocess.run([a.potop, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"potop {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+
+
+def decode_bytes_per_token(weights: str, quant: str, prompt_tokens: int, new_tokens: int) -> float:
+    """The bytes one cached decoding step reads at least: every tensor of the weights file but the
+    position table and the token table, of which one row each; the LM head, which multiplies by
+    the whole token table (a quantized model by its quantized copy, nn/lm_head.h); and the K and V
+    of the positions before, at the mean context."""
+    tensors = safetensors_tensors(weights)
+    size = {k: v["data_offsets"][1] - v["data_offsets"][0] for k, v in tensors.items()}
+    n_layer, n_embd, vocab = GPT2["n_layer"], GPT2["n_embd"], GPT2["vocab"]
+    block_bytes = {"f32": 4 * 32, "q8_0": 34, "q4_0": 18}[quant]  # a block of 32 weights
+    head = vocab * n_embd // 32 * block_bytes
+    mean_context = prompt_tokens + new_tokens / 2
+    return (sum(size.values()) - size["wpe.weight"] - size["wte.weight"] + 2 * 4 * n_embd + head +
+            4.0 * 2 * n_layer * n_embd * mean_context)
+
+
+def generation(a, threads: list[int], results: dict) -> None:
+    node = shutil.which("node")
+    reference = os.path.join(ROOT, "tests", "gguf", "node_modules", "node-llama-cpp")
+    data = [os.path.join(ROOT, "..", "shared", "data", f) for f in ("potop.txt", "tatoeba-eng-pol.tsv")]
+    skip = ("no node on PATH" if not node else
+            "tests/gguf has no node-llama-cpp (scripts/setup.sh --all installs it)" if not os.path.isdir(reference) else
+            f"{a.potop} not found" if not os.path.exists(a.potop) else
+            "../shared/data lacks potop.txt or tatoeba-eng-pol.tsv (a vocabulary of 50257 needs them)"
+            if not all(os.path.exists(f) for f in data) else None)
+    if skip:
+        results["generate"] = {"skipped": skip}
+        log(f"generate: skipped: {skip}")
+        return
+    with tempfile.TemporaryDirectory(prefix="potop-gpt2-generate-") as tmp:
+        text = os.path.join(tmp, "text.txt")
+        with open(text, "wb") as out:
+            for f in data:
+                with open(f, "rb") as src:
+                    out.write(src.read())
+        log("generate: a BPE tokenizer of 50257 tokens, one training step of GPT-2 124M, GGUF and potop quantize")
+        potop_cmd(a, "tokenizer", "train", "--kind", "bpe", "--data", text, "--out", os.path.join(tmp, "tok"),
+                  "--vocab-size", str(GPT2["vocab"]))
+        model = os.path.join(tmp, "f32")
+        potop_cmd(a, "train", "--data", text, "--tokenizer", os.path.join(tmp, "tok"), "--out", model,
+                  "--n-layer", str(GPT2["n_layer"]), "--n-head", str(GPT2["n_head"]), "--n-embd", str(GPT2["n_embd"]),
+                  "--block-size", "1024", "--batch-size", "1", "--steps", "1", "--eval-interval", "1000",
+                  "--eval-iters", "1", "--threads", str(max(threads)))
+        dirs, ggufs = {"f32": model}, {}
+        for t in ("f32", "q8_0", "q4_0"):
+            ggufs[t] = os.path.join(tmp, f"model-{t}.gguf")
+            potop_cmd(a, "export", "-m", model, "--format", "gguf", "--type", t, "-o", ggufs[t])
+            if t != "f32":
+                dirs[t] = os.path.join(tmp, t)
+                potop_cmd(a, "quantize", "-m", model, "--type", t, "--out", dirs[t])
+        cells = {}
+        for t in threads:
+            bw = runbench.run_json([a.bench, "bandwidth", "--threads", str(t)])["gbs"]
+            results.setdefault("bandwidth_gbs", {})[str(t)] = bw
+            for fmt in ("f32", "q8_0", "q4_0"):
+                runbench.wait_quiet()
+                r = subprocess.run([node, os.path.join(HERE, "gguf_llama.mjs"), a.potop, dirs[fmt], ggufs[fmt],
+                                    str(a.new_tokens), str(t), "@" + text, str(a.prompt_tokens)],
+                                   capture_output=True, text=True)
+                line = r"{}[^:]*: ([\d.]+) tokens/s, \d+ thread\(s\); prompt of (\d+) tokens: ([\d.]+) tokens/s"
+                lc = re.search(line.format(r"llama\.cpp"), r.stdout)
+                pp = re.search(line.format("potop sample"), r.stdout)
+                if r.returncode != 0 or not lc or not pp:
+                    raise RuntimeError(f"gguf_llama.mjs failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-2000:]}")
+                weights = os.path.join(dirs[fmt], "latest.safetensors" if fmt != "f32" else "best.safetensors")
+                cell = cells[f"{fmt}/{t}"] = {
+                    "llama_cpp": {"decode": float(lc.group(1)), "prompt_tokens": int(lc.group(2)),
+                                  "prompt": float(lc.group(3))},
+                    "potop": {"decode": float(pp.group(1)), "prompt_tokens": int(pp.group(2)),
+                              "prompt": float(pp.group(3))},
+                    "gguf_bytes": os.path.getsize(ggufs[fmt]),
+                    "bytes_per_token": decode_bytes_per_token(weights, fmt, a.prompt_tokens, a.new_tokens)}
+                log(f"{fmt:5s} {t} thr: decode llama.cpp {cell['llama_cpp']['decode']:.1f} potop "
+                    f"{cell['potop']['decode']:.1f} tokens/s; prompt llama.cpp {cell['llama_cpp']['prompt']:.1f} "
+                    f"potop {cell['potop']['prompt']:.1f} tokens/s")
+        results["generate"] = {"cells": cells, "prompt_tokens": a.prompt_tokens, "new_tokens": a.new_tokens}
+
+
+def report_generation(results: dict, targets: list) -> None:
+    g = results.get("generate")
+    if not g:
+        return
+    print()
+    if "skipped" in g:
+        print(f"3. Generation vs llama.cpp: skipped: {g['skipped']}")
+        return
+    print(f"3. Generation vs llama.cpp (node-llama-cpp) on the same GGUF, greedy: a prompt of {g['prompt_tokens']} "
+          f"tokens, then {g['new_tokens']} tokens; tokens/s, the best of 3 runs in one process each")
+    hdr = (f"{'type':5s} {'thr':>3s} {'decode llama.cpp':>16s} {'potop':>7s} {'ratio':>6s}   "
+           f"{'prompt llama.cpp':>16s} {'potop':>7s} {'ratio':>6s}   {'potop % of bandwidth bound':>26s}")
+    print(hdr)
+    print("-" * len(hdr))
+    for key, c in g["cells"].items():
+        fmt, t = key.split("/")
+        lc, pp = c["llama_cpp"], c["potop"]
+        bound = results["bandwidth_gbs"][t] * 1e9 / c["bytes_per_token"]
+        print(f"{fmt:5s} {t:>3s} {lc['decode']:16.1f} {pp['decode']:7.1f} {pp['decode'] / lc['decode']:5.2f}x   "
+              f"{lc['prompt']:16.1f} {pp['prompt']:7.1f} {pp['prompt'] / lc['prompt']:5.2f}x   "
+              f"{100 * pp['decode'] / bound:5.1f}% of {bound:6.1f}")
+        if lc["prompt_tokens"] != pp["prompt_tokens"]:
+            print(f"      (the prompt is {lc['prompt_tokens']} tokens in llama.cpp, {pp['prompt_tokens']} in potop)")
+    print("read bandwidth measured in this run: " + ", ".join(
+        f"{t} thread(s) {gbs:.1f} GB/s" for t, gbs in results["bandwidth_gbs"].items()))
+    top = str(max(int(k.split("/")[1]) for k in g["cells"]))
+    for fmt in ("f32", "q8_0", "q4_0"):
+        c = g["cells"].get(f"{fmt}/{top}")
+        if not c:
+            continue
+        lc, pp = c["llama_cpp"], c["potop"]
+        targets.append((f"generation {fmt}, {top} threads: decode >= llama.cpp's", pp["decode"] >= lc["decode"],
+                        f"{pp['decode'] / lc['decode']:.2f}x"))
+        targets.append((f"generation {fmt}, {top} threads: prompt >= 0.8x llama.cpp's", pp["prompt"] >= 0.8 * lc["prompt"],
+                        f"{pp['prompt'] / lc['prompt']:.2f}x"))
+        if fmt == "q8_0":
+            share = pp["decode"] / (results["bandwidth_gbs"][top] * 1e9 / c["bytes_per_token"])
+            targets.append((f"generation q8_0, {top} threads: decode >= 85% of the bandwidth bound", share >= 0.85,
+                            f"{100 * share:.1f}%"))
+
+
 def report(results: dict) -> None:
     peak = {int(t): max(v) for t, v in results["peak"].items()}
     print(f"machine: {results['cpu']}; FMA peak measured in this run ({results['peak_isa']}): " + ", ".join(
@@ -180,6 +321,7 @@ def report(results: dict) -> None:
                         f"{keep['potop']:.2f}x"))
         if results.get("svg"):
             print(f"curve: {results['svg']}")
+    report_generation(results, targets)
     if targets:
         print()
         print("Targets")
@@ -190,7 +332,8 @@ def report(results: dict) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "release", "bench", "potop_bench"))
-    ap.add_argument("--parts", default="train,sweep")
+    ap.add_argument("--potop", default=os.path.join(ROOT, "build", "release", "src", "potop"))
+    ap.add_argument("--parts", default="train,sweep,generate")
     ap.add_argument("--quick", action="store_true", help="2 threads only, one round, 2 timed steps, a sweep of 3 "
                     "contexts with 1 timed step each")
     ap.add_argument("--threads", default="1,2")
@@ -202,6 +345,8 @@ def main() -> int:
     ap.add_argument("--sweep-tokens", type=int, default=4096)
     ap.add_argument("--sweep-threads", type=int, default=2)
     ap.add_argument("--sweep-steps", type=int, default=2, help="timed steps per process in the sweep")
+    ap.add_argument("--prompt-tokens", type=int, default=512, help="generate: the prompt's tokens")
+    ap.add_argument("--new-tokens", type=int, default=128, help="generate: tokens decoded after the prompt")
     ap.add_argument("--svg", default=os.path.join(tempfile.gettempdir(), "potop-gpt2-sweep.svg"))
     ap.add_argument("--max-busy", type=float, default=0.1)
     ap.add_argument("--quiet-timeout", type=float, default=60)
@@ -249,6 +394,8 @@ def main() -> int:
                 sweep[impl][str(T)] = measure(a, impl, tuple(setup), T, B, t, a.sweep_steps, 1)
         svg(a.svg, sweep)
         results["svg"] = a.svg
+    if "generate" in parts:
+        generation(a, threads, results)
     for t in sorted(set(threads + [a.sweep_threads])):
         peak(t)
     results["load_end"] = os.getloadavg()[0]

@@ -338,8 +338,8 @@ def llama(a, dirs: dict, tmp: str, threads: list[int], results: dict) -> None:
             runbench.wait_quiet()
             r = run([node, os.path.join(HERE, "gguf_llama.mjs"), a.potop, dirs[fmt], gguf, str(NEW_TOKENS), str(t),
                      PROMPT])
-            lc = re.search(r"llama\.cpp .*: (\d+) tokens/s", r.stdout)
-            pp = re.search(r"potop sample .*: (\d+) tokens/s", r.stdout)
+            lc = re.search(r"llama\.cpp [^:]*: ([\d.]+) tokens/s", r.stdout)
+            pp = re.search(r"potop sample [^:]*: ([\d.]+) tokens/s", r.stdout)
             cells[f"{fmt}/{t}"] = {"llama_cpp": float(lc.group(1)), "potop": float(pp.group(1)),
                                    "gguf_bytes": os.path.getsize(gguf)}
             log(f"llama.cpp {fmt} {t} thread(s): {lc.group(1)} tokens/s, potop {pp.group(1)}")

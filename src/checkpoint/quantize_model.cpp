@@ -66,6 +66,7 @@ QuantizeReport quantize_matrices(ParameterSet& params, QuantType type) {
     report.bytes_after += static_cast<size_t>(N) * quant_row_bytes(type, K);
     ++report.matrices;
   }
+  params.quantize_output_tables(type);
   return report;
 }
 

@@ -166,6 +166,8 @@ void load_weights(const SafetensorsFile& file, ParameterSet& params) {
     std::memcpy(m.data.data(), bytes.data(), bytes.size());
     params.set_quantized(static_cast<ParamId>(i), std::move(m));
   }
+  // The output tables' copies are not in the file: made from its float tables, as quantize made them.
+  if (!quantized.empty()) params.quantize_output_tables(quantized.begin()->second);
 }
 
 std::string read_quantization(const Metadata& metadata, const std::string& path) {

@@ -1,4 +1,5 @@
 // `potop sample`: generate text from a trained model, streaming it as it comes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/model_args.h"
 #include "core/error.h"
+#include "core/profile.h"
 #include "data/text_file.h"
 #include "generate/generator.h"
 #include "generate/stop_strings.h"
@@ -25,8 +27,27 @@ struct SampleArgs {
   int tokens = 500, num_samples = 1;
   uint64_t seed = 1337;
   std::vector<std::string> stop;
-  bool json = false;
+  bool json = false, profile = false;
   SamplingOptions sampling;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// The two phases of a sample, as llama.cpp reports them: reading the prompt (until the first new
+// token, which the prompt's last logits give) and generating the rest, one forward pass a token.
+struct PhaseTimes {
+  int samples = 0;
+  long after_first = 0;
+  double prompt_total = 0, generation_total = 0;
+  void add(double prompt_s, int tokens_after_first, double generation_s) {
+    ++samples, prompt_total += prompt_s, after_first += tokens_after_first, generation_total += generation_s;
+  }
+  double prompt_seconds() const { return samples > 0 ? prompt_total / samples : 0.0; }  // per sample
+  double prompt_rate(int prompt_tokens) const {
+    return prompt_total > 0 ? double(prompt_tokens) * samples / prompt_total : 0.0;
+  }
+  double generation_rate() const { return generation_total > 0 ? after_first / generation_total : 0.0; }
 };
 
 // The prompt: --prompt, "-" for standard input, or --prompt-file; a newline when none is given
@@ -73,6 +94,7 @@ Run add_sample(CLI::App& app) {
   cmd->add_option("--stop", a->stop, "stop a sample where this text appears (not printed); may be repeated");
   add_seed(cmd, "-s,--seed", a->seed, "random seed");
   cmd->add_flag("--json", a->json, "print the samples as one JSON object instead of streaming them");
+  cmd->add_flag("--profile", a->profile, "print the time of each kernel, over all samples, at the end");
   return [a]() {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
@@ -92,13 +114,19 @@ Run add_sample(CLI::App& app) {
 
     nlohmann::json samples = nlohmann::json::array();
     long generated = 0;
-    const auto start = std::chrono::steady_clock::now();
+    PhaseTimes phases;
+    profile::enable(a->profile);
+    const auto start = Clock::now();
     for (int k = 0; k < a->num_samples; ++k) {
       if (k > 0 && !a->json) std::fputs("\n---\n", stdout);
       if (!a->json) std::fwrite(prompt.data(), 1, prompt.size(), stdout), std::fflush(stdout);
       StopStrings stops(a->stop);
       int count = 0;
+      const auto sample_start = Clock::now();
+      auto first = sample_start, last = sample_start;
       generate(lm, ids, a->tokens, a->sampling, a->seed + static_cast<uint64_t>(k), [&](int id) {
+        last = Clock::now();
+        if (count == 0) first = last;
         ++count;
         const std::string shown = stops.push(tokenizer.decode_one(id));
         if (!a->json) std::fwrite(shown.data(), 1, shown.size(), stdout), std::fflush(stdout);
@@ -107,20 +135,37 @@ Run add_sample(CLI::App& app) {
       const std::string rest = stops.flush();
       if (!a->json) std::fwrite(rest.data(), 1, rest.size(), stdout);
       generated += count;
-      samples.push_back({{"text", prompt + stops.text()}, {"tokens", count},
-                         {"finish_reason", stops.stopped() ? "stop" : "length"}});
+      const double prompt_s = seconds_between(sample_start, first), generation_s = seconds_between(first, last);
+      if (count > 0) phases.add(prompt_s, count - 1, generation_s);
+      samples.push_back({{"text", prompt + stops.text()},
+                         {"tokens", count},
+                         {"finish_reason", stops.stopped() ? "stop" : "length"},
+                         {"prompt_seconds", prompt_s},
+                         {"generation_tokens_per_s", generation_s > 0 ? (count - 1) / generation_s : 0.0}});
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = seconds_between(start, Clock::now());
     const double rate = seconds > 0 ? generated / seconds : 0.0;
+    const int prompt_tokens = std::min(static_cast<int>(ids.size()), block);
     if (a->json) {
-      const nlohmann::json out = {{"checkpoint", m.weights.string()}, {"samples", samples},
-                                  {"tokens_per_s", rate}, {"seconds", seconds}};
+      const nlohmann::json out = {{"checkpoint", m.weights.string()},
+                                  {"samples", samples},
+                                  {"tokens_per_s", rate},
+                                  {"seconds", seconds},
+                                  {"prompt_tokens", prompt_tokens},
+                                  {"prompt_seconds", phases.prompt_seconds()},
+                                  {"prompt_tokens_per_s", phases.prompt_rate(prompt_tokens)},
+                                  {"generation_tokens_per_s", phases.generation_rate()}};
       std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::fputc('\n', stdout);
     }
     std::fflush(stdout);
-    std::fprintf(stderr, "sample: %ld tokens in %.2f s, %.0f tokens/s\n", generated, seconds, rate);
+    std::fprintf(stderr, "sample: %ld tokens in %.2f s, %.0f tokens/s", generated, seconds, rate);
+    if (phases.samples > 0)
+      std::fprintf(stderr, " (the prompt's %d tokens: %.3f s, %.0f tokens/s; then %.1f tokens/s)", prompt_tokens,
+                   phases.prompt_seconds(), phases.prompt_rate(prompt_tokens), phases.generation_rate());
+    std::fputc('\n', stderr);
+    if (a->profile) profile::print(stderr);
     return 0;
   };
 }

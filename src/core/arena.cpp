@@ -62,6 +62,10 @@ Arena::Arena(const Layout& layout) : floats_(layout.total_floats()) {
   if (bytes >= kMapBytes) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
+    // Huge pages where the kernel offers them on request (transparent_hugepage "madvise", the
+    // default of many kernels): a first touch faults in 2 MB at once. On a VM each fault is
+    // costly; a model's first pass over a long prompt spent most of its time in them.
+    madvise(p, bytes, MADV_HUGEPAGE);
     block_ = std::unique_ptr<float, ArenaFree>(static_cast<float*>(p), ArenaFree{bytes});  // zero-filled, page-aligned
     return;
   }
@@ -73,6 +77,11 @@ Arena::Arena(const Layout& layout) : floats_(layout.total_floats()) {
 
 void Arena::zero() {
   if (block_) std::memset(block_.get(), 0, floats_ * sizeof(float));
+}
+
+void Layout::mark_output_table(size_t index) {
+  POTOP_CHECK(index < specs_.size() && specs_[index].shape.size() == 2, "only a 2-D tensor is an output table");
+  specs_[index].output_table = true;
 }
 
 std::string format_bytes(size_t bytes) {

@@ -36,6 +36,10 @@ struct TensorSpec {
   // The (in, out) weight of a linear map x·W (attention and feed-forward projections): the
   // tensors `potop quantize` may store quantized, as rows of W's transpose (kernels/quant.h).
   bool matrix = false;
+  // A (rows, K) table that is also an output layer, x · tableᵀ (the LM head tied to the token
+  // embedding, or a head of its own): a quantized model multiplies by a quantized copy of it
+  // (ParameterSet::quantize_output_tables), while lookups read its float rows.
+  bool output_table = false;
 };
 
 class Layout {
@@ -45,6 +49,8 @@ class Layout {
   size_t add(const std::string& name, const Shape& shape, TensorInit init = {}, bool decay = false);
   // Marks tensor `index` as a linear map's (in, out) weight (TensorSpec::matrix).
   void mark_matrix(size_t index);
+  // Marks tensor `index` as an output layer's (rows, K) table (TensorSpec::output_table).
+  void mark_output_table(size_t index);
   const std::vector<TensorSpec>& specs() const { return specs_; }
   const TensorSpec* find(const std::string& name) const;
   size_t total_floats() const { return total_; }

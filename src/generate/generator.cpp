@@ -51,8 +51,13 @@ std::span<const int> Generation::pending() const {
   return {context_.data() + feed_begin_, feed_end_ - feed_begin_};
 }
 
-void Generation::advance(const float* logits, int rows) {
-  POTOP_CHECK(!done_ && rows == static_cast<int>(feed_end_ - feed_begin_), "advance() after the pending tokens");
+LogitRows Generation::logit_rows() const {
+  return prefilling_ && !prompt_read_ && hooks_.on_prompt ? LogitRows::kAll : LogitRows::kLast;
+}
+
+void Generation::advance(const float* logits) {
+  POTOP_CHECK(!done_, "advance() after the generation is done");
+  const int rows = logit_rows() == LogitRows::kAll ? static_cast<int>(feed_end_ - feed_begin_) : 1;
   const bool first_read = prefilling_ && !prompt_read_;
   if (first_read && hooks_.on_prompt && feed_end_ > reported_) {  // positions a slide re-read are not new
     const size_t skip = reported_ - feed_begin_;
@@ -95,8 +100,8 @@ std::vector<int> generate(CausalLM& model, const std::vector<int>& prompt, int n
   Generation g(model, prompt, n_tokens, options, seed, hooks);
   while (!g.done()) {
     const std::span<const int> feed = g.pending();
-    model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model.logits(), static_cast<int>(feed.size()));
+    model.forward(feed.data(), static_cast<int>(feed.size()), g.cache(), g.logit_rows());
+    g.advance(model.logits());
   }
   return g.generated();
 }

@@ -42,9 +42,13 @@ class Generation {
   std::span<const int> pending() const;
   bool decoding() const { return !done_ && !prefilling_; }  // pending() is one sampled token
   KVCache& cache() { return cache_; }
-  // After the forward pass that appended pending() to cache(): the logits (rows, V) it gave for
-  // those positions. Samples the next token once the prompt is read.
-  void advance(const float* logits, int rows);
+  // The logits the forward pass of pending() must give: every position's while on_prompt watches
+  // the prompt, else the last one's (all that sampling the next token reads).
+  LogitRows logit_rows() const;
+  // After the forward pass that appended pending() to cache(): the logits it gave, as
+  // logit_rows() asked: (pending().size(), V) or (1, V). Samples the next token once the prompt
+  // is read.
+  void advance(const float* logits);
   void stop() { done_ = true; }  // the caller gives up (the client left)
   const std::vector<int>& generated() const { return generated_; }
 

@@ -4,9 +4,31 @@
 // that attending reads them front to back.
 #pragma once
 #include <cstddef>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 namespace potop {
+
+// A cache's floats, not initialised: every position is written before it is read, so a new cache
+// costs no zeroing (GPT-2 124M's is 75 MB) and its pages are faulted in only as far as the
+// sequence grows. Copies (a beam's hypotheses) copy the bytes.
+class CacheFloats {
+ public:
+  explicit CacheFloats(size_t n) : n_(n), p_(std::make_unique_for_overwrite<float[]>(n)) {}
+  CacheFloats(const CacheFloats& other) : CacheFloats(other.n_) { std::memcpy(data(), other.data(), n_ * sizeof(float)); }
+  CacheFloats(CacheFloats&&) noexcept = default;
+  CacheFloats& operator=(const CacheFloats& other) { return *this = CacheFloats(other); }
+  CacheFloats& operator=(CacheFloats&&) noexcept = default;
+
+  float* data() { return p_.get(); }
+  const float* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  size_t n_;
+  std::unique_ptr<float[]> p_;
+};
 
 struct KVCache {
   // `slots` attention layers, each of `positions` positions (the block size) of `floats` =
@@ -21,7 +43,7 @@ struct KVCache {
   float* values(int slot) { return v.data() + static_cast<size_t>(slot) * block_size * width; }
 
   int block_size, width;
-  std::vector<float> k, v;
+  CacheFloats k, v;
   int length = 0;  // positions filled
 };
 

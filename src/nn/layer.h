@@ -38,6 +38,8 @@ struct LayerBuilder {
     params.mark_matrix(static_cast<size_t>(id));
     return id;
   }
+  // A (rows, K) table an output layer multiplies by, x · tableᵀ (TensorSpec::output_table).
+  void output_table(ParamId id) { params.mark_output_table(static_cast<size_t>(id)); }
 };
 
 // One model instance's memory, as its layers see it.
@@ -78,6 +80,8 @@ struct LayerPass {
   // The caller reads the loss (and the per-position losses), not the logits: with targets, an LM
   // head over a large vocabulary computes them a chunk of rows at a time (nn/lm_head.h).
   bool loss_only = false;
+  // Generation reading a prompt: the LM head gives the last row's logits only (LogitRows::kLast).
+  bool last_row_logits = false;
 
   int rows() const { return B * T; }
   int memory_rows() const { return B * S; }

@@ -11,6 +11,9 @@
 // chunk at a time instead: the forward keeps only the losses, and the backward computes each
 // chunk's logits once more (one more x·Wᵀ GEMM, about 9% of GPT-2 124M's step) and turns them
 // into gradients. Smaller passes keep their whole logits, as they always did, bit for bit.
+//
+// In a quantized model (potop quantize) the table is multiplied through its quantized copy
+// (ParameterSet::quantize_output_tables), as llama.cpp stores GPT-2's tied output layer.
 #pragma once
 #include <cstdint>
 
@@ -47,6 +50,8 @@ class TiedLMHead {
   ParamId wte_, bias_;  // bias_: kNoParam for the GPT
   int V_, C_;
   float label_smoothing_;
+  // logits (n, V) = x·wteᵀ (+ bias), through the table's quantized copy in a quantized model.
+  void project(float* logits, const float* x, int n, const Frame& f) const;
   // Rows of the chunks a pass takes (its rows when it keeps its logits whole).
   int chunk_rows(const LayerPass& pass, const int* targets) const;
 

@@ -19,7 +19,37 @@ ParameterSet ParameterSet::replica() const {
   r.layout_ = layout_;
   r.values_ = values_;
   r.quantized_ = quantized_;
+  r.copies_ = copies_;
   return r;
+}
+
+void ParameterSet::quantize_output_tables(QuantType type) {
+  for (size_t i = 0; i < layout_.specs().size(); ++i) {
+    const TensorSpec& s = layout_.specs()[i];
+    if (!s.output_table) continue;
+    const int N = static_cast<int>(s.shape[0]), K = static_cast<int>(s.shape[1]);
+    if (!quant_row_fits(type, K)) continue;
+    QuantizedMatrix m{type, N, K, QuantLayout::kRows, {}};
+    m.data.resize(static_cast<size_t>(N) * m.row_bytes());
+    const float* table = value(static_cast<ParamId>(i));
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n)
+      quantize_row(type, table + static_cast<size_t>(n) * K, K, m.data.data() + static_cast<size_t>(n) * m.row_bytes());
+    set_quantized_copy(static_cast<ParamId>(i), std::move(m));
+  }
+}
+
+void ParameterSet::set_quantized_copy(ParamId id, QuantizedMatrix m) {
+  const TensorSpec& s = spec(id);
+  POTOP_CHECK(s.output_table && s.shape.size() == 2 && m.rows == s.shape[0] && m.cols == s.shape[1] &&
+                  m.layout == QuantLayout::kRows && m.data.size() == static_cast<size_t>(m.rows) * m.row_bytes(),
+              s.name + ": a quantized copy of the wrong shape");
+  if (quant_best_layout(m.type) == QuantLayout::kInterleaved) {
+    m.data = quant_rows_to_interleaved(m.type, m.data.data(), m.rows, m.cols);
+    m.layout = QuantLayout::kInterleaved;
+  }
+  if (!copies_) copies_ = std::make_shared<std::map<ParamId, QuantizedMatrix>>();
+  (*copies_)[id] = std::move(m);
 }
 
 std::vector<uint8_t> QuantizedMatrix::rows_data() const {

@@ -66,6 +66,19 @@ class ParameterSet {
   // Stores tensor `id` (a matrix) quantized, m in the rows layout, and releases its float values'
   // memory. It keeps m in the layout this CPU multiplies fastest (quant_best_layout).
   void set_quantized(ParamId id, QuantizedMatrix m);
+  // The output tables (TensorSpec::output_table) of a model whose matrices are quantized, as
+  // quantized copies: an LM head over 50257 tokens is a third of GPT-2 124M's weights, read
+  // whole for every generated token. The float values stay (a lookup reads a few rows of them,
+  // and the checkpoint keeps them: the copies are made again when a quantized model is loaded).
+  // Tables whose rows are not whole blocks of `type` get none.
+  void quantize_output_tables(QuantType type);
+  const QuantizedMatrix* quantized_copy(ParamId id) const {
+    if (!copies_ || id == kNoParam) return nullptr;
+    const auto it = copies_->find(id);
+    return it == copies_->end() ? nullptr : &it->second;
+  }
+  // Replaces one copy (m as rows, (rows, K) of the table): the tests' way to see what reads it.
+  void set_quantized_copy(ParamId id, QuantizedMatrix m);
   // W (in, out) as floats: the values, or the quantized rows dequantized and transposed back.
   std::vector<float> dense_values(ParamId id) const;
   // "q8_0", or "q8_0+f16" when the matrices were quantized to several types; "" when none is.
@@ -101,6 +114,7 @@ class ParameterSet {
   GradsFinalHook grads_final_;
   Layout layout_;
   std::shared_ptr<std::map<ParamId, QuantizedMatrix>> quantized_;
+  std::shared_ptr<std::map<ParamId, QuantizedMatrix>> copies_;  // of the output tables
   std::shared_ptr<Arena> values_;
   Arena grads_;
 };

@@ -49,6 +49,11 @@ const T* task(const Model& model) {
   return dynamic_cast<const T*>(&model);
 }
 
+// Which logits a cached forward pass gives: every position's, or only the last one's, which is
+// all that reading a prompt needs to sample the next token (for GPT-2's 50257 tokens the output
+// layer costs a third of the prompt's FLOPs and (T, V) floats of fresh memory).
+enum class LogitRows { kAll, kLast };
+
 // A causal language model: what generation, sampling, completions (chat, responses), scoring a
 // prompt and quantized decoding need. Its loss on a Batch (model.h) is the next-token loss.
 class CausalLM {
@@ -58,8 +63,9 @@ class CausalLM {
   virtual int context_length() const = 0;  // the most positions a KV cache holds
   virtual KVCache new_cache() const = 0;
   // tokens (1, T) continue the sequence whose keys and values the cache holds (cache.length
-  // positions) and are appended to it. No dropout, no loss; logits() are (T, V).
-  virtual void forward(const int* tokens, int T, KVCache& cache) = 0;
+  // positions) and are appended to it. No dropout, no loss; logits() are (T, V), or (1, V) for
+  // the last position with LogitRows::kLast.
+  virtual void forward(const int* tokens, int T, KVCache& cache, LogitRows rows) = 0;
   // B independent sequences take one token each, tokens[b] continuing *caches[b], in one forward
   // pass; logits() are (B, V), row b as forward(&tokens[b], 1, *caches[b]) would give it.
   virtual void forward_rows(const int* tokens, int B, KVCache* const* caches) = 0;

@@ -112,8 +112,8 @@ void Batcher::step(std::vector<std::shared_ptr<Ticket>>& batch) {
     Generation& g = t->completion->generation();
     if (g.done() || g.decoding()) continue;
     const std::span<const int> feed = g.pending();
-    model_.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model_.logits(), static_cast<int>(feed.size()));
+    model_.forward(feed.data(), static_cast<int>(feed.size()), g.cache(), g.logit_rows());
+    g.advance(model_.logits());
   }
   // Then one token for every decoding sequence, all in one forward pass.
   std::vector<Generation*> rows;
@@ -129,7 +129,7 @@ void Batcher::step(std::vector<std::shared_ptr<Ticket>>& batch) {
   if (rows.empty()) return;
   model_.forward_rows(tokens.data(), static_cast<int>(rows.size()), caches.data());
   const int V = model_.vocab_size();
-  for (size_t b = 0; b < rows.size(); ++b) rows[b]->advance(model_.logits() + b * V, 1);
+  for (size_t b = 0; b < rows.size(); ++b) rows[b]->advance(model_.logits() + b * V);
 }
 
 }  // namespace potop::serve

@@ -172,8 +172,8 @@ CompletionResult complete(CausalLM& model, const Tokenizer& tokenizer, const Com
   Generation& g = completion.generation();
   while (!g.done()) {
     const std::span<const int> feed = g.pending();
-    model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-    g.advance(model.logits(), static_cast<int>(feed.size()));
+    model.forward(feed.data(), static_cast<int>(feed.size()), g.cache(), g.logit_rows());
+    g.advance(model.logits());
   }
   return completion.finish();
 }

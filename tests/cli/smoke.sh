@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the CLI: a few dozen training steps on multilingual text, greedy sampling
-# twice (identical output), sampling from a lone weights file, evaluation, and a prompt the model
-# cannot encode.
+# twice (identical output), sample's timings, sampling from a lone weights file, evaluation, and
+# a prompt the model cannot encode.
 set -euo pipefail
 potop=$1
 dir=$(mktemp -d)
@@ -26,6 +26,21 @@ b=$("$potop" sample --model "$dir/model" --prompt "Litwo" --tokens 60 --temperat
 [ "$a" = "$b" ] || fail "temperature 0 gave different text: '$a' vs '$b'"
 [[ "$a" == Litwo* ]] || fail "sample output does not start with the prompt: '$a'"
 [ "$(printf '%s' "$a" | wc -m)" -eq 65 ] || fail "expected 5 prompt + 60 generated characters, got '$a'"
+
+# --json times the prompt's reading (up to the first new token) apart from the generation after
+# it, per sample and over all; --profile adds the kernels' table.
+"$potop" sample --model "$dir/model" --prompt "Litwo! Ojczyzno" --tokens 20 --num-samples 2 --json --profile \
+  > "$dir/sample.json" 2> "$dir/sample.log" || fail "sample --json --profile exited non-zero"
+/usr/bin/python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['prompt_tokens'] == 15 and r['prompt_seconds'] > 0, r
+assert r['prompt_tokens_per_s'] > 0 and r['generation_tokens_per_s'] > 0, r
+for s in r['samples']:
+    assert s['tokens'] == 20 and s['prompt_seconds'] > 0 and s['generation_tokens_per_s'] > 0, s
+" "$dir/sample.json" || fail "sample --json lacks the phases' times: $(cat "$dir/sample.json")"
+grep -q "the prompt's 15 tokens" "$dir/sample.log" || fail "sample did not report the prompt's time: $(cat "$dir/sample.log")"
+grep -q "lm head" "$dir/sample.log" || fail "sample --profile printed no kernel table: $(cat "$dir/sample.log")"
 
 # A weights file carries its config and tokenizer: alone, away from its directory, it gives the
 # same text as the directory does with it.

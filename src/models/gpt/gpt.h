@@ -47,8 +47,9 @@ class GPT final : public LayeredModel<GPT, GPTLayers>, public CausalLM, public S
   MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   // Generation: tokens (1, T) continue the sequence whose keys and values the cache holds
-  // (cache.length positions), and are appended to it. No dropout, no loss.
-  void forward(const int* tokens, int T, KVCache& cache) override;
+  // (cache.length positions), and are appended to it. No dropout, no loss. logits() are (T, V),
+  // or the last position's (1, V) with LogitRows::kLast.
+  void forward(const int* tokens, int T, KVCache& cache, LogitRows rows) override;
   // Batched decoding: B independent sequences take one token each, tokens[b] continuing the
   // sequence in *caches[b] (at position caches[b]->length, which then grows by one), in one
   // forward pass. logits() are (B, V), row b computed as forward(&tokens[b], 1, *caches[b]) would.

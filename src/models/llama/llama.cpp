@@ -116,9 +116,10 @@ float Llama::forward(const Batch& batch, const Pass& pass) {
   return run_forward(batch.tokens, batch.targets, p);
 }
 
-void Llama::forward(const int* tokens, int T, KVCache& cache) {
+void Llama::forward(const int* tokens, int T, KVCache& cache, LogitRows rows) {
   LayerPass p;
   p.B = 1, p.T = T, p.pos0 = cache.length, p.cache = &cache;
+  p.last_row_logits = rows == LogitRows::kLast;
   run_forward(tokens, nullptr, p);
   cache.length += T;
 }

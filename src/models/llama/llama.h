@@ -44,7 +44,7 @@ class Llama final : public LayeredModel<Llama, LlamaLayers>, public CausalLM, pu
   MemoryPlan memory_plan(const BatchShape& shape) const override { return plan(config(), shape); }
 
   // Causal LM (nn/tasks.h): its KV cache holds n_kv_head heads per layer.
-  void forward(const int* tokens, int T, KVCache& cache) override;
+  void forward(const int* tokens, int T, KVCache& cache, LogitRows rows) override;
   void forward_rows(const int* tokens, int B, KVCache* const* caches) override;
   KVCache new_cache() const override;
   int vocab_size() const override { return config().vocab_size; }

@@ -407,7 +407,7 @@ TEST(HfExport, WritesTorchCheckFixtures) {
     const std::vector<int> ids = m.tokenizer->encode(kSentence);
     ASSERT_LE(ids.size(), static_cast<size_t>(m.config.block_size)) << c.name;
     KVCache cache = m.model->new_cache();
-    m.model->forward(ids.data(), static_cast<int>(ids.size()), cache);
+    m.model->forward(ids.data(), static_cast<int>(ids.size()), cache, LogitRows::kAll);
     const int64_t T = static_cast<int64_t>(ids.size()), V = m.config.vocab_size;
     write_safetensors(dir / "potop.safetensors",
                       {{"ids", Dtype::I32, {T}, ids.data()}, {"logits", Dtype::F32, {T, V}, m.model->logits()}},
@@ -441,7 +441,7 @@ TEST(HfExport, WritesTorchCheckFixtures) {
     export_hf(*m.model, *m.tokenizer, dir / "hf");
     const std::vector<int> ids = m.tokenizer->encode(kSentence);
     KVCache cache = m.model->new_cache();
-    m.model->forward(ids.data(), static_cast<int>(ids.size()), cache);
+    m.model->forward(ids.data(), static_cast<int>(ids.size()), cache, LogitRows::kAll);
     const int64_t T = static_cast<int64_t>(ids.size()), V = m.config.vocab_size;
     write_safetensors(dir / "potop.safetensors",
                       {{"ids", Dtype::I32, {T}, ids.data()}, {"logits", Dtype::F32, {T, V}, m.model->logits()}},

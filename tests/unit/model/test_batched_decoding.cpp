@@ -38,8 +38,8 @@ TEST_P(BatchedDecodingTest, RowsMatchEachSequenceDecodedAlone) {
   for (int b = 0; b < kRows; ++b) {
     alone.push_back(model.new_cache());
     batched.push_back(model.new_cache());
-    model.forward(seqs[b].data(), prompt_lengths[b], alone[b]);
-    model.forward(seqs[b].data(), prompt_lengths[b], batched[b]);
+    model.forward(seqs[b].data(), prompt_lengths[b], alone[b], LogitRows::kAll);
+    model.forward(seqs[b].data(), prompt_lengths[b], batched[b], LogitRows::kAll);
   }
   KVCache* caches[kRows];
   for (int b = 0; b < kRows; ++b) caches[b] = &batched[b];
@@ -49,7 +49,7 @@ TEST_P(BatchedDecodingTest, RowsMatchEachSequenceDecodedAlone) {
     int tokens[kRows];
     for (int b = 0; b < kRows; ++b) {
       tokens[b] = seqs[b][prompt_lengths[b] + step];
-      model.forward(&tokens[b], 1, alone[b]);
+      model.forward(&tokens[b], 1, alone[b], LogitRows::kAll);
       expected[b].assign(model.logits(), model.logits() + c.vocab_size);
     }
     model.forward_rows(tokens, kRows, caches);
@@ -76,10 +76,10 @@ TEST(BatchedDecoding, OneRowIsBitwiseTheBatchOnePath) {
   model.init_weights(6);
   const int prompt[3] = {1, 2, 3};
   KVCache a = model.new_cache(), b = model.new_cache();
-  model.forward(prompt, 3, a);
-  model.forward(prompt, 3, b);
+  model.forward(prompt, 3, a, LogitRows::kAll);
+  model.forward(prompt, 3, b, LogitRows::kAll);
   const int next = 7;
-  model.forward(&next, 1, a);
+  model.forward(&next, 1, a, LogitRows::kAll);
   const std::vector<float> expected(model.logits(), model.logits() + c.vocab_size);
   KVCache* caches[1] = {&b};
   model.forward_rows(&next, 1, caches);
@@ -92,7 +92,7 @@ TEST(BatchedDecodingDeathTest, RefusesARowWithAFullCache) {
   model.init_weights(6);
   std::vector<int> prompt(c.block_size, 1);
   KVCache full = model.new_cache();
-  model.forward(prompt.data(), c.block_size, full);
+  model.forward(prompt.data(), c.block_size, full, LogitRows::kAll);
   KVCache* caches[1] = {&full};
   EXPECT_DEATH(model.forward_rows(prompt.data(), 1, caches), "context longer than block_size");
 }

@@ -36,13 +36,34 @@ TEST_P(KVCacheTest, CachedLogitsMatchFullForward) {
   }
   // Cached: a 4-token prompt, then one token at a time.
   KVCache cache = model.new_cache();
-  model.forward(tokens.data(), 4, cache);
+  model.forward(tokens.data(), 4, cache, LogitRows::kAll);
   for (int n = 4; n <= c.block_size; ++n) {
-    if (n > 4) model.forward(tokens.data() + n - 1, 1, cache);
+    if (n > 4) model.forward(tokens.data() + n - 1, 1, cache, LogitRows::kAll);
     const float* got = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
     for (int v = 0; v < c.vocab_size; ++v) ASSERT_NEAR(got[v], expected[n - 1][v], 1e-4) << "n=" << n << " v=" << v;
   }
   EXPECT_EQ(cache.length, c.block_size);
+}
+
+// Reading a prompt for generation, the head gives the last position's logits only: the same row
+// (one GEMM row instead of T: equal to float rounding).
+TEST_P(KVCacheTest, LastRowLogitsAreTheLastRowOfAll) {
+  const GPTConfig c = small_config(GetParam().first, GetParam().second);
+  GPT model(c);
+  model.init_weights(6);
+  const std::vector<int> tokens = {3, 1, 4, 1, 5, 9, 2};
+  KVCache all = model.new_cache(), last = model.new_cache();
+  model.forward(tokens.data(), 5, all, LogitRows::kAll);
+  ASSERT_EQ(model.last_rows(), 5);
+  const std::vector<float> want(model.logits() + size_t(4) * c.vocab_size, model.logits() + size_t(5) * c.vocab_size);
+  model.forward(tokens.data(), 5, last, LogitRows::kLast);
+  for (int v = 0; v < c.vocab_size; ++v) ASSERT_NEAR(model.logits()[v], want[v], 1e-5) << "v=" << v;
+  EXPECT_EQ(last.length, 5);
+  // The caches hold the same keys and values: the next token's logits agree too.
+  model.forward(tokens.data() + 5, 2, all, LogitRows::kAll);
+  const std::vector<float> next(model.logits() + c.vocab_size, model.logits() + size_t(2) * c.vocab_size);
+  model.forward(tokens.data() + 5, 2, last, LogitRows::kLast);
+  for (int v = 0; v < c.vocab_size; ++v) ASSERT_NEAR(model.logits()[v], next[v], 1e-5) << "v=" << v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, KVCacheTest,
@@ -84,11 +105,12 @@ TEST_P(KVCacheTest, RebuiltCacheMatchesAFreshForward) {
   const std::vector<int> prompt = {1, 5, 2};
   const int n = 3 * c.block_size;  // several rebuilds
   std::vector<std::vector<float>> cached;
-  const std::vector<int> generated = generate(model, prompt, n, greedy, 1, [&](int) {
-    const float* last = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
+  GenerationHooks hooks;
+  hooks.on_token = [&](int, const float* last) {
     cached.emplace_back(last, last + c.vocab_size);
     return true;
-  });
+  };
+  const std::vector<int> generated = generate(model, prompt, n, greedy, 1, hooks);
   ASSERT_EQ(cached.size(), size_t(n));
   std::vector<int> context = prompt;
   int window = std::min<int>(c.block_size, int(prompt.size()));  // what the cache holds

@@ -237,7 +237,7 @@ TEST(LlamaGeneration, KvCacheEqualsFullForward) {
     KVCache cache = model.new_cache();
     std::vector<float> cached;
     for (int t = 0; t < T; ++t) {
-      model.forward(tokens.data() + t, 1, cache);
+      model.forward(tokens.data() + t, 1, cache, LogitRows::kAll);
       cached.insert(cached.end(), model.logits(), model.logits() + V);
     }
     EXPECT_EQ(cache.length, T);
@@ -250,12 +250,25 @@ TEST(LlamaGeneration, KvCacheEqualsFullForward) {
     KVCache cache = model.new_cache();
     std::vector<float> cached;
     for (const auto& [t0, n] : {std::pair{0, 5}, std::pair{5, 1}, std::pair{6, T - 6}}) {
-      model.forward(tokens.data() + t0, n, cache);
+      model.forward(tokens.data() + t0, n, cache, LogitRows::kAll);
       cached.insert(cached.end(), model.logits(), model.logits() + size_t(n) * V);
     }
     EXPECT_EQ(cache.length, T);
     DiffReport report("cache, in chunks", kCachedNmse);
     report.add("logits", cached, full);
+    report.check();
+  }
+  // The same chunks with the last row's logits only, as generation reads a prompt.
+  {
+    KVCache cache = model.new_cache();
+    std::vector<float> cached, want;
+    for (const auto& [t0, n] : {std::pair{0, 5}, std::pair{5, 1}, std::pair{6, T - 6}}) {
+      model.forward(tokens.data() + t0, n, cache, LogitRows::kLast);
+      cached.insert(cached.end(), model.logits(), model.logits() + V);
+      want.insert(want.end(), full.begin() + size_t(t0 + n - 1) * V, full.begin() + size_t(t0 + n) * V);
+    }
+    DiffReport report("cache, in chunks, last rows", kCachedNmse);
+    report.add("logits", cached, want);
     report.check();
   }
 }
@@ -276,9 +289,9 @@ TEST(LlamaGeneration, ForwardRowsEqualsForwardWithCache) {
   std::vector<std::vector<float>> alone(S);
   for (int s = 0; s < S; ++s) {
     KVCache cache = model.new_cache();
-    model.forward(seqs[s].data(), prompt_lengths[s], cache);
+    model.forward(seqs[s].data(), prompt_lengths[s], cache, LogitRows::kAll);
     for (int i = 0; i < steps; ++i) {
-      model.forward(seqs[s].data() + prompt_lengths[s] + i, 1, cache);
+      model.forward(seqs[s].data() + prompt_lengths[s] + i, 1, cache, LogitRows::kAll);
       alone[s].insert(alone[s].end(), model.logits(), model.logits() + V);
     }
   }
@@ -286,7 +299,7 @@ TEST(LlamaGeneration, ForwardRowsEqualsForwardWithCache) {
   std::vector<KVCache> caches;
   for (int s = 0; s < S; ++s) {
     caches.push_back(model.new_cache());
-    model.forward(seqs[s].data(), prompt_lengths[s], caches.back());
+    model.forward(seqs[s].data(), prompt_lengths[s], caches.back(), LogitRows::kAll);
   }
   std::vector<KVCache*> pointers;
   for (KVCache& cache : caches) pointers.push_back(&cache);

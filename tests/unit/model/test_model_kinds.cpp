@@ -82,7 +82,7 @@ TEST(ModelKinds, ACausalLMGivesTheLogitsOfWhatItIsFed) {
   EXPECT_EQ(lm.context_length(), 8);
   KVCache cache = lm.new_cache();
   const int ids[3] = {1, 2, 3};
-  lm.forward(ids, 3, cache);
+  lm.forward(ids, 3, cache, LogitRows::kAll);
   EXPECT_EQ(cache.length, 3);
   for (int i = 0; i < 3 * 11; ++i) EXPECT_TRUE(std::isfinite(lm.logits()[i]));
 }

@@ -1,6 +1,7 @@
 // A model whose matrices are quantized (potop quantize): the linear layers read the quantized
-// rows, the float copies give their memory back, a weights file round-trips them exactly, and
-// a matrix whose inputs are not whole blocks stays float32.
+// rows, the float copies give their memory back, a weights file round-trips them exactly, the
+// tied LM head multiplies through a quantized copy of its table, and a matrix whose inputs are
+// not whole blocks stays float32.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,6 +109,7 @@ TEST(QuantizedModel, WeightsFileRoundTripsExactly) {
     const SafetensorsFile file(path);
     EXPECT_EQ(read_quantization(file.metadata(), file.path()), to_string(type));
     EXPECT_EQ(file.info("h.1.attn.c_attn.weight").dtype, type == QuantType::kF16 ? Dtype::F16 : Dtype::U8);
+    EXPECT_EQ(file.info("wte.weight").dtype, Dtype::F32);  // the head's quantized copy is made again at load
     // The file holds ggml's rows, whatever the layout in memory: row n is Wᵀ's row n quantized.
     std::vector<uint8_t> rows(quant_row_bytes(type, K) * N);
     std::vector<float> column(K);
@@ -125,6 +127,43 @@ TEST(QuantizedModel, WeightsFileRoundTripsExactly) {
     EXPECT_THROW(refuse_quantized(file.metadata(), "x", "training"), Error);
   }
   fs::remove(path);
+}
+
+// The LM head, tied to the token embedding, multiplies through a quantized copy of the table;
+// the embedding's lookups read the float rows, which the weights file keeps.
+TEST(QuantizedModel, TiedHeadReadsAQuantizedCopyOfTheTable) {
+  const GPTConfig c = config(64);
+  GPT model(c);
+  model.init_weights(5);
+  ParameterSet& p = model.parameters();
+  const ParamId wte = static_cast<ParamId>(p.layout().find("wte.weight") - p.layout().specs().data());
+  const std::vector<float> table(p.value(wte), p.value(wte) + p.spec(wte).numel);
+  EXPECT_EQ(p.quantized_copy(wte), nullptr);
+  quantize_matrices(p, QuantType::kQ8_0);
+  const QuantizedMatrix* copy = p.quantized_copy(wte);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->type, QuantType::kQ8_0);
+  EXPECT_EQ(copy->rows, c.vocab_size);
+  EXPECT_EQ(copy->cols, c.n_embd);
+  EXPECT_EQ(p.quantized(wte), nullptr);  // not a quantized matrix: its floats stay
+  EXPECT_TRUE(std::equal(table.begin(), table.end(), p.value(wte)));
+  // The copy is the table quantized row by row.
+  const std::vector<uint8_t> rows = copy->rows_data();
+  std::vector<uint8_t> want(rows.size());
+  for (int v = 0; v < c.vocab_size; ++v)
+    quantize_row(QuantType::kQ8_0, table.data() + size_t(v) * c.n_embd, c.n_embd, want.data() + v * copy->row_bytes());
+  EXPECT_EQ(rows, want);
+  // The head reads it: a copy of zeros gives zero logits (the GPT's head has no bias).
+  const std::vector<float> before = logits_of(model, kTokens);
+  EXPECT_TRUE(std::any_of(before.begin(), before.end(), [](float x) { return x != 0.0f; }));
+  QuantizedMatrix zeros{QuantType::kQ8_0, c.vocab_size, c.n_embd, QuantLayout::kRows, {}};
+  zeros.data.assign(size_t(c.vocab_size) * zeros.row_bytes(), 0);
+  p.set_quantized_copy(wte, std::move(zeros));
+  const std::vector<float> after = logits_of(model, kTokens);
+  EXPECT_TRUE(std::all_of(after.begin(), after.end(), [](float x) { return x == 0.0f; }));
+  // A model without quantized matrices has no copies.
+  GPT plain(c);
+  EXPECT_EQ(plain.parameters().quantized_copy(wte), nullptr);
 }
 
 TEST(QuantizedModel, MatricesWithPartialBlocksStayFloat) {

@@ -114,8 +114,8 @@ TEST(Completion, EchoWithLogprobsScoresALongPromptThroughTheSlidingWindow) {
     Generation& g = c.generation();
     while (!g.done()) {
       const std::span<const int> feed = g.pending();
-      f.model.forward(feed.data(), static_cast<int>(feed.size()), g.cache());
-      g.advance(f.model.logits(), f.model.last_rows());
+      f.model.forward(feed.data(), static_cast<int>(feed.size()), g.cache(), g.logit_rows());
+      g.advance(f.model.logits());
     }
     return c.finish().scores;
   };
