@@ -353,6 +353,17 @@ float dot(const float* a, const float* b, int n) {
 // s[j] = q · k_j for j < n, k_j = k + j·ks: four keys at a time, so four sums run side by side.
 void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int D) {
   int j = 0;
+  if (D % kLanes == 0) {  // eight keys at a time: more loads in flight (each key's sum as below)
+    for (; j + 8 <= n; j += 8) {
+      const float* k0 = k + j * ks;
+      vfloat a[8] = {};
+      for (int d = 0; d < D; d += kLanes) {
+        const vfloat qv = vload(q + d);
+        for (int r = 0; r < 8; ++r) a[r] += qv * vload(k0 + r * ks + d);
+      }
+      for (int r = 0; r < 8; ++r) s[j + r] = vsum(a[r]);
+    }
+  }
   for (; j + 4 <= n; j += 4) {
     const float* k0 = k + j * ks;
     vfloat a0{}, a1{}, a2{}, a3{};
@@ -376,6 +387,18 @@ void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int
 // o[0..D) = Σ_{j<n} p[j] v_j, v_j = v + j·vs
 void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n, int D) {
   int d = 0;
+  // Eight vectors a row where the head is that wide (GPT-2's 64): one pass reads each value row
+  // whole, as the memory streams it, instead of half of it in each of two passes. Each o[d] sums
+  // over j in the same order either way.
+  for (; d + 8 * kLanes <= D; d += 8 * kLanes) {
+    vfloat a[8] = {};
+    for (int j = 0; j < n; ++j) {
+      const vfloat pj = vbroadcast(p[j]);
+      const float* vj = v + j * vs + d;
+      for (int r = 0; r < 8; ++r) a[r] += pj * vload(vj + r * kLanes);
+    }
+    for (int r = 0; r < 8; ++r) vstore(o + d + r * kLanes, a[r]);
+  }
   for (; d + 4 * kLanes <= D; d += 4 * kLanes) {
     vfloat a0{}, a1{}, a2{}, a3{};
     for (int j = 0; j < n; ++j) {
