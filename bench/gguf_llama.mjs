@@ -2,9 +2,11 @@
 // prebuilt CPU binaries, pinned in tests/gguf) and in potop sample, greedy, on the same threads.
 //
 //   node bench/gguf_llama.mjs <potop> <model dir> <file.gguf> [tokens=200] [threads=1] [prompt] [prompt tokens]
+//                             [kv cache=f16]
 //
 // prompt is text, or @FILE for a file's text; with prompt tokens > 0 it is cut to its first that
-// many tokens (llama.cpp's tokenizer, which potop's export matches id for id).
+// many tokens (llama.cpp's tokenizer, which potop's export matches id for id). Both engines keep
+// their KV cache in the same type: f16 (llama.cpp's default; potop sample --kv-cache f16) or f32.
 // Prints one line per engine: tokens/s of the generation alone (after the first new token: the
 // prompt's evaluation and the model's loading are left out), then the prompt's reading (its
 // tokens over the time to the first new token, as llama.cpp's "prompt eval"); the best of 3 runs
@@ -18,10 +20,11 @@ import path from "node:path";
 const here = path.dirname(new URL(import.meta.url).pathname);
 const {getLlama, LlamaLogLevel} = await import(path.join(here, "../tests/gguf/node_modules/node-llama-cpp/dist/index.js"));
 
-const [potop, modelDir, gguf, tokensArg = "200", threadsArg = "1", promptArg = "Pan ", promptTokensArg = "0"] =
-  process.argv.slice(2);
-if (!potop || !modelDir || !gguf) {
-  console.error("usage: node bench/gguf_llama.mjs <potop> <model dir> <file.gguf> [tokens] [threads] [prompt] [prompt tokens]");
+const [potop, modelDir, gguf, tokensArg = "200", threadsArg = "1", promptArg = "Pan ", promptTokensArg = "0",
+       kvCache = "f16"] = process.argv.slice(2);
+if (!potop || !modelDir || !gguf || !["f16", "f32"].includes(kvCache)) {
+  console.error("usage: node bench/gguf_llama.mjs <potop> <model dir> <file.gguf> [tokens] [threads] [prompt] " +
+                "[prompt tokens] [kv cache: f16 or f32]");
   process.exit(2);
 }
 const tokens = Number(tokensArg), threads = Number(threadsArg), promptTokens = Number(promptTokensArg), runs = 3;
@@ -39,7 +42,9 @@ if (promptTokens > 0) {
   ids = ids.slice(0, promptTokens);
   prompt = model.detokenize(ids);
 }
-const context = await model.createContext({contextSize: config.block_size, batchSize: config.block_size, threads});
+const kvType = kvCache.toUpperCase();
+const context = await model.createContext({contextSize: config.block_size, batchSize: config.block_size, threads,
+                                           experimentalKvCacheKeyType: kvType, experimentalKvCacheValueType: kvType});
 const sequence = context.getSequence();
 let best = 0, bestPrompt = 0;
 for (let run = 0; run < runs; ++run) {
@@ -66,7 +71,7 @@ writeFileSync(promptFile, prompt);
 let out;
 try {
   out = JSON.parse(execFileSync(potop, ["sample", "-m", modelDir, "--prompt-file", promptFile, "-n", String(tokens + 1),
-    "--num-samples", String(runs), "--temperature", "0", "--json", "-t", String(threads)],
+    "--num-samples", String(runs), "--temperature", "0", "--json", "-t", String(threads), "--kv-cache", kvCache],
     {encoding: "utf8", stdio: ["ignore", "pipe", "pipe"]}));
 } catch (e) {
   console.error(`potop sample failed: ${e.stderr}`);

@@ -28,6 +28,7 @@ struct SampleArgs {
   uint64_t seed = 1337;
   std::vector<std::string> stop;
   bool json = false, profile = false;
+  std::string kv_cache = "f32";
   SamplingOptions sampling;
 };
 
@@ -95,12 +96,15 @@ Run add_sample(CLI::App& app) {
   add_seed(cmd, "-s,--seed", a->seed, "random seed");
   cmd->add_flag("--json", a->json, "print the samples as one JSON object instead of streaming them");
   cmd->add_flag("--profile", a->profile, "print the time of each kernel, over all samples, at the end");
+  add_kv_cache_option(cmd, a->kv_cache);
   return [a]() {
+    const KVCacheType cache_type = parse_kv_cache_type(a->kv_cache, "--kv-cache");
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
     LoadedModel m = load_model_for(a->model, Task::kCausalLM, "a GPT");
     CausalLM& lm = *task<CausalLM>(*m.model);
+    lm.set_kv_cache_type(cache_type);
     fit_generation_threads(a->model, m.model->parameters().count());
     const Tokenizer& tokenizer = *m.tokenizer;
     const std::string prompt = read_prompt(*a, tokenizer);

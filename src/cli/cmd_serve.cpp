@@ -27,7 +27,7 @@ struct ServeArgs {
   ModelArgs model;
   serve::ServeOptions options;
   double max_body_kib = 1024;
-  std::string chat_template, api_key_file;
+  std::string chat_template, api_key_file, kv_cache = "f32";
 };
 
 // After SIGTERM, how long connections still open may take to finish before the process exits
@@ -46,6 +46,7 @@ Run add_serve(CLI::App& app) {
   serve::ServeOptions& flags = a->options;
   serve::Limits& limit_flags = flags.limits;
   add_model_options(cmd, a->model);
+  add_kv_cache_option(cmd, a->kv_cache);
   cmd->get_option("--threads")
       ->description("threads of the model's forward passes (a GPT's batcher; the other kinds' requests, one at a "
                     "time) (0 = half the cores, at least 1; the other cores serve the connections)");
@@ -135,7 +136,9 @@ Run add_serve(CLI::App& app) {
             "--cors-origin " + origin + ": an origin is scheme://host[:port], e.g. https://app.example (or *)");
     if (!a->chat_template.empty())
       o.chat_template = serve::chat_template_from_json(read_json_file(a->chat_template), "--chat-template " + a->chat_template);
+    const KVCacheType cache_type = parse_kv_cache_type(a->kv_cache, "--kv-cache");
     LoadedModel m = load_model(a->model);
+    if (CausalLM* lm = task<CausalLM>(*m.model)) lm->set_kv_cache_type(cache_type);
     if (!serve::servable(*m.kind))
       throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT, a classifier or a translation model (the kinds potop "
                                                 "serve answers)");

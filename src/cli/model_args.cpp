@@ -24,6 +24,14 @@ void fit_generation_threads(const ModelArgs& a, size_t parameters) {
   if (a.threads == 0 && parameters < kOneThreadGeneration) set_threads(1);
 }
 
+void add_kv_cache_option(CLI::App* cmd, std::string& type) {
+  cmd->add_option("--kv-cache", type,
+                  "what generation's KV cache stores keys and values as: f32 (exact: a cached step gives a full "
+                  "forward pass's logits) or f16 (half the memory and the bytes a token reads, as llama.cpp's "
+                  "default; each key and value rounded to the nearest half)")
+      ->capture_default_str();
+}
+
 LoadedModel load_model(const ModelArgs& a) {
   return load_model_with(a, [](const std::string& dir, const std::string& which) { return load_model_dir(dir, which); });
 }

@@ -25,6 +25,9 @@ void apply_model_threads(const ModelArgs& args);
 // 2.7M parameters two threads win (1.3-1.5x) on a quiet machine (bench/busy_core.py).
 inline constexpr size_t kOneThreadGeneration = 1'000'000;
 void fit_generation_threads(const ModelArgs& args, size_t parameters);
+// --kv-cache f32|f16: what a causal language model's KV cache stores (sample, serve); the command
+// parses it with parse_kv_cache_type (nn/kv_cache.h) and gives it to the model.
+void add_kv_cache_option(CLI::App* cmd, std::string& type);
 // Applies --threads, then loads the model with `loader` (load_model_dir's arguments).
 template <class Loader>
 auto load_model_with(const ModelArgs& args, Loader loader) {

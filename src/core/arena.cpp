@@ -5,15 +5,13 @@
 #include <cstring>
 #include <new>
 
-#include <sys/mman.h>
-
 #include "core/error.h"
+#include "core/pages.h"
 
 namespace potop {
 
 namespace {
 constexpr size_t kAlignFloats = 16;  // 64 bytes
-constexpr size_t kMapBytes = size_t{1} << 20;  // blocks this large come from mmap
 }
 
 std::string shape_string(const Shape& shape) {
@@ -52,21 +50,15 @@ void Layout::mark_matrix(size_t index) {
 }
 
 void ArenaFree::operator()(float* p) const {
-  if (mapped_bytes) munmap(p, mapped_bytes);
+  if (mapped_bytes) unmap_pages(p, mapped_bytes);
   else std::free(p);
 }
 
 Arena::Arena(const Layout& layout) : floats_(layout.total_floats()) {
   size_t bytes = std::max<size_t>(floats_, kAlignFloats) * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
-  if (bytes >= kMapBytes) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    // Huge pages where the kernel offers them on request (transparent_hugepage "madvise", the
-    // default of many kernels): a first touch faults in 2 MB at once. On a VM each fault is
-    // costly; a model's first pass over a long prompt spent most of its time in them.
-    madvise(p, bytes, MADV_HUGEPAGE);
-    block_ = std::unique_ptr<float, ArenaFree>(static_cast<float*>(p), ArenaFree{bytes});  // zero-filled, page-aligned
+  if (bytes >= kMapBytes) {  // zero-filled, page-aligned, faulted in as it is touched
+    block_ = std::unique_ptr<float, ArenaFree>(static_cast<float*>(map_pages(bytes)), ArenaFree{bytes});
     return;
   }
   auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));

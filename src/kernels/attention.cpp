@@ -36,10 +36,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/scratch.h"
+#include "kernels/quant.h"
 #include "kernels/vec_math.h"
 
 namespace potop {
@@ -64,6 +66,19 @@ inline vfloat vload(const float* p) {
   return v;
 }
 inline void vstore(float* p, vfloat v) { std::memcpy(p, &v, sizeof v); }
+// kLanes IEEE halves (a KV cache of type f16) widened to floats: one vcvtph2ps where the build has
+// F16C, f16_to_f32 lane by lane otherwise. Widening is exact, so either gives the same floats.
+inline vfloat vload(const uint16_t* p) {
+#if defined(__F16C__) && defined(__AVX__)
+  return reinterpret_cast<vfloat>(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#else
+  vfloat v;
+  for (int l = 0; l < kLanes; ++l) v[l] = f16_to_f32(p[l]);
+  return v;
+#endif
+}
+inline float widen(float x) { return x; }
+inline float widen(uint16_t h) { return f16_to_f32(h); }
 // The first n lanes (0 <= n <= kLanes) of p: a masked load and store on AVX, where a memcpy of a
 // variable size would be a library call for every row or tile edge.
 inline vint lanes_below(int n) {
@@ -340,22 +355,24 @@ void scale_row(float* x, int n, float c) {
   for (; j < n; ++j) x[j] *= c;
 }
 
-// Σ_j a[j] b[j], j < n
-float dot(const float* a, const float* b, int n) {
+// Σ_j a[j] b[j], j < n. Here and below, keys and values (E) are floats or halves.
+template <class E>
+float dot(const float* a, const E* b, int n) {
   vfloat acc{};
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) acc += vload(a + j) * vload(b + j);
   float s = vsum(acc);
-  for (; j < n; ++j) s += a[j] * b[j];
+  for (; j < n; ++j) s += a[j] * widen(b[j]);
   return s;
 }
 
 // s[j] = q · k_j for j < n, k_j = k + j·ks: four keys at a time, so four sums run side by side.
-void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int D) {
+template <class E>
+void dot_rows(float* s, const float* q, const E* k, ptrdiff_t ks, int n, int D) {
   int j = 0;
   if (D % kLanes == 0) {  // eight keys at a time: more loads in flight (each key's sum as below)
     for (; j + 8 <= n; j += 8) {
-      const float* k0 = k + j * ks;
+      const E* k0 = k + j * ks;
       vfloat a[8] = {};
       for (int d = 0; d < D; d += kLanes) {
         const vfloat qv = vload(q + d);
@@ -365,7 +382,7 @@ void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int
     }
   }
   for (; j + 4 <= n; j += 4) {
-    const float* k0 = k + j * ks;
+    const E* k0 = k + j * ks;
     vfloat a0{}, a1{}, a2{}, a3{};
     int d = 0;
     for (; d + kLanes <= D; d += kLanes) {
@@ -377,7 +394,8 @@ void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int
     }
     float t0 = vsum(a0), t1 = vsum(a1), t2 = vsum(a2), t3 = vsum(a3);
     for (; d < D; ++d) {
-      t0 += q[d] * k0[d], t1 += q[d] * k0[ks + d], t2 += q[d] * k0[2 * ks + d], t3 += q[d] * k0[3 * ks + d];
+      t0 += q[d] * widen(k0[d]), t1 += q[d] * widen(k0[ks + d]), t2 += q[d] * widen(k0[2 * ks + d]);
+      t3 += q[d] * widen(k0[3 * ks + d]);
     }
     s[j] = t0, s[j + 1] = t1, s[j + 2] = t2, s[j + 3] = t3;
   }
@@ -385,7 +403,8 @@ void dot_rows(float* s, const float* q, const float* k, ptrdiff_t ks, int n, int
 }
 
 // o[0..D) = Σ_{j<n} p[j] v_j, v_j = v + j·vs
-void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n, int D) {
+template <class E>
+void weighted_rows(float* o, const float* p, const E* v, ptrdiff_t vs, int n, int D) {
   int d = 0;
   // Eight vectors a row where the head is that wide (GPT-2's 64): one pass reads each value row
   // whole, as the memory streams it, instead of half of it in each of two passes. Each o[d] sums
@@ -394,7 +413,7 @@ void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n
     vfloat a[8] = {};
     for (int j = 0; j < n; ++j) {
       const vfloat pj = vbroadcast(p[j]);
-      const float* vj = v + j * vs + d;
+      const E* vj = v + j * vs + d;
       for (int r = 0; r < 8; ++r) a[r] += pj * vload(vj + r * kLanes);
     }
     for (int r = 0; r < 8; ++r) vstore(o + d + r * kLanes, a[r]);
@@ -403,7 +422,7 @@ void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n
     vfloat a0{}, a1{}, a2{}, a3{};
     for (int j = 0; j < n; ++j) {
       const vfloat pj = vbroadcast(p[j]);
-      const float* vj = v + j * vs + d;
+      const E* vj = v + j * vs + d;
       a0 += pj * vload(vj), a1 += pj * vload(vj + kLanes), a2 += pj * vload(vj + 2 * kLanes);
       a3 += pj * vload(vj + 3 * kLanes);
     }
@@ -416,7 +435,7 @@ void weighted_rows(float* o, const float* p, const float* v, ptrdiff_t vs, int n
   }
   for (; d < D; ++d) {
     float a = 0.0f;
-    for (int j = 0; j < n; ++j) a += p[j] * v[j * vs + d];
+    for (int j = 0; j < n; ++j) a += p[j] * widen(v[j * vs + d]);
     o[d] = a;
   }
 }
@@ -449,11 +468,10 @@ size_t value_offset(const AttentionDims& d, int b, int g) {
   return static_cast<size_t>(b) * d.Tk * d.v_stride + static_cast<size_t>(g) * (d.v_head_stride ? d.v_head_stride : d.D);
 }
 
-}  // namespace
-
-void attention_forward(float* out, float* stats, float* att, const float* q, const float* k, const float* v,
-                       const AttentionDims& dims, const AttentionMask& mask, float dropout_p,
-                       uint64_t dropout_seed) {
+// The forward pass over keys and values of type E (float, or halves of a KV cache).
+template <class E>
+void forward(float* out, float* stats, float* att, const float* q, const E* k, const E* v, const AttentionDims& dims,
+             const AttentionMask& mask, float dropout_p, uint64_t dropout_seed) {
   check_args(dims, dropout_p);
   const int B = dims.B, Tq = dims.Tq, Tk = dims.Tk, H = dims.H, D = dims.D, HD = H * D;
   const int Hkv = kv_heads(dims), group = Hkv ? H / Hkv : 0;  // query heads per key/value head
@@ -468,8 +486,8 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
 #pragma omp parallel for schedule(static)
   for (int job = 0; job < B * jobs; ++job) {
     const int b = job / jobs, h0 = job % jobs * job_heads, g = h0 / group;
-    const float* kb = k + key_offset(dims, b, g);    // (Tk, D), rows k_stride apart
-    const float* vb = v + value_offset(dims, b, g);  // (Tk, D), rows v_stride apart
+    const E* kb = k + key_offset(dims, b, g);    // (Tk, D), rows k_stride apart
+    const E* vb = v + value_offset(dims, b, g);  // (Tk, D), rows v_stride apart
     const VisibleKeys visible = visible_keys(dims, mask, b);
     const int nk = Tq > 0 ? visible(Tq - 1) : 0;  // keys any query sees
     const int ld = panels(nk);                    // row stride of the scores
@@ -480,8 +498,19 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
       kt = scratch(0, static_cast<size_t>(ld) * D);
       vp = scratch(1, static_cast<size_t>(panels(D)) * nk);
       s = scratch(2, static_cast<size_t>(kQueryBlock) * ld);
-      pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
-      pack_panels(vp, vb, dims.v_stride, nk, D);
+      if constexpr (std::is_same_v<E, float>) {
+        pack_panels_transposed(kt, kb, dims.k_stride, nk, D);
+        pack_panels(vp, vb, dims.v_stride, nk, D);
+      } else {  // halves: widened into rows of floats first (a small part of a prompt's work)
+        float* kf = scratch(3, static_cast<size_t>(nk) * D);
+        float* vf = scratch(4, static_cast<size_t>(nk) * D);
+        for (int j = 0; j < nk; ++j) {
+          halves_to_floats(kb + static_cast<size_t>(j) * dims.k_stride, D, kf + static_cast<size_t>(j) * D);
+          halves_to_floats(vb + static_cast<size_t>(j) * dims.v_stride, D, vf + static_cast<size_t>(j) * D);
+        }
+        pack_panels_transposed(kt, kf, D, nk, D);
+        pack_panels(vp, vf, D, nk, D);
+      }
     } else {
       s = scratch(0, ld);
     }
@@ -546,6 +575,19 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
       }
     }
   }
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* stats, float* att, const float* q, const float* k, const float* v,
+                       const AttentionDims& dims, const AttentionMask& mask, float dropout_p,
+                       uint64_t dropout_seed) {
+  forward(out, stats, att, q, k, v, dims, mask, dropout_p, dropout_seed);
+}
+
+void attention_forward(float* out, float* stats, float* att, const float* q, const uint16_t* k, const uint16_t* v,
+                       const AttentionDims& dims, const AttentionMask& mask) {
+  forward(out, stats, att, q, k, v, dims, mask, 0.0f, 0);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* stats, const float* q,

@@ -62,6 +62,14 @@ void attention_forward(float* out, float* stats, float* att, const float* q, con
                        const AttentionDims& dims, const AttentionMask& mask, float dropout_p = 0.0f,
                        uint64_t dropout_seed = 0);
 
+// The same over keys and values stored as IEEE halves (f32_to_f16's bits: a KV cache of type
+// f16, half the bytes a decoding step reads). Each half widens to float exactly as it is read,
+// so the result is attention_forward's over those values as floats, in the same order of sums,
+// to float rounding (g++ may fuse a multiply and an add into an FMA in one version of the loop
+// and not in the other). Inference only: no dropout.
+void attention_forward(float* out, float* stats, float* att, const float* q, const uint16_t* k, const uint16_t* v,
+                       const AttentionDims& dims, const AttentionMask& mask);
+
 // dq (B, Tq, H*D) += ∂L/∂q;  dk, dv (B, Tk, Hkv*D) += ∂L/∂k, ∂L/∂v, with L = Σ dout ⊙ out
 //   (= with GradStore::kOverwrite; keys that no query sees then get 0); a K/V head's gradient
 //   sums over the query heads of its group

@@ -37,6 +37,10 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18, "llama.cpp's b
 // subnormals, infinities and NaN included.
 uint16_t f32_to_f16(float x);
 float f16_to_f32(uint16_t h);
+// n of them at once (F16C where the CPU has it), with the same bits as the two above but for a
+// NaN's payload.
+void floats_to_halves(const float* x, int n, uint16_t* out);
+void halves_to_floats(const uint16_t* h, int n, float* out);
 
 // "f16", "q8_0", "q4_0"; parse_quant_type throws potop::Error naming `flag` for anything else.
 std::string to_string(QuantType type);

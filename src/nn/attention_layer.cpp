@@ -1,6 +1,5 @@
 #include "nn/attention_layer.h"
 
-#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -45,12 +44,7 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
 AttentionDims AttentionLayer::dims(const LayerPass& pass) const {
   const int C = c_.n_embd, H = c_.n_head, D = C / H;
   if (c_.cross) return AttentionDims{pass.B, pass.T, pass.S, H, D, C, 2 * C, 2 * C};
-  AttentionDims d{pass.B, pass.T, pass.pos0 + pass.T, H, D, 3 * C, 3 * C, 3 * C};
-  if (pass.cache) {  // keys and values in the cache: (H, Tmax, D) each
-    d.k_stride = d.v_stride = D;
-    d.k_head_stride = d.v_head_stride = pass.cache->block_size * D;
-  }
-  return d;
+  return AttentionDims{pass.B, pass.T, pass.pos0 + pass.T, H, D, 3 * C, 3 * C, 3 * C};
 }
 
 AttentionMask AttentionLayer::mask(const LayerPass& pass) const {
@@ -84,43 +78,28 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
     float* qkv = f.buffer(qkv_);
     POTOP_PROFILED("qkv", linear(f, qkv, in, qkv_w_, qkv_b_, N, C, 3 * C));  // [Q K V] = in·W + b
     q = qkv, k = qkv + C, v = qkv + 2 * C;
-    if (pass.cache) {  // append this pass's keys and values, head by head, then attend over all of them
-      POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
-      const int H = c_.n_head, D = C / H, Tmax = pass.cache->block_size;
-      float* k_cache = pass.cache->keys(cache_slot_);
-      float* v_cache = pass.cache->values(cache_slot_);
-      for (int t = 0; t < pass.T; ++t)
-        for (int h = 0; h < H; ++h) {
-          const float* row = qkv + size_t(t) * 3 * C + h * D;
-          std::memcpy(k_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + C, D * sizeof(float));
-          std::memcpy(v_cache + (size_t(h) * Tmax + pass.pos0 + t) * D, row + 2 * C, D * sizeof(float));
-        }
-      k = k_cache, v = v_cache;
-    }
   }
   float* y = f.buffer(y_);
-  if (pass.caches && !c_.cross) {  // batched decoding: every row attends over its own sequence's cache
+  const int H = c_.n_head, D = C / H;
+  if (pass.cache && !c_.cross) {  // append this pass's keys and values, then attend over all of them
+    POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
+    KVCache& cache = *pass.cache;
+    for (int t = 0; t < pass.T; ++t) cache.store(cache_slot_, pass.pos0 + t, k + size_t(t) * 3 * C, v + size_t(t) * 3 * C);
+    POTOP_PROFILED("attention", cache.attend(cache_slot_, y, f.buffer(stats_), q,
+                                             AttentionDims{1, pass.T, pass.pos0 + pass.T, H, D, 3 * C}));
+  } else if (pass.caches && !c_.cross) {  // batched decoding: every row attends over its own sequence's cache
     POTOP_CHECK(cache_slot_ >= 0 && pass.T == 1 && pass.dropout == 0.0f, "batched decoding is for causal self-attention");
-    const int H = c_.n_head, D = C / H;
     for (int b = 0; b < pass.B; ++b) {
       KVCache& cache = *pass.caches[b];
-      const int pos = cache.length, Tmax = cache.block_size;
-      const float* row = q + size_t(b) * 3 * C;
-      float* k_cache = cache.keys(cache_slot_);
-      float* v_cache = cache.values(cache_slot_);
-      for (int h = 0; h < H; ++h) {
-        std::memcpy(k_cache + (size_t(h) * Tmax + pos) * D, row + C + h * D, D * sizeof(float));
-        std::memcpy(v_cache + (size_t(h) * Tmax + pos) * D, row + 2 * C + h * D, D * sizeof(float));
-      }
-      const AttentionDims d{1, 1, pos + 1, H, D, 3 * C, D, D, Tmax * D, Tmax * D};
-      attention_forward(y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, nullptr, row, k_cache, v_cache, d,
-                        AttentionMask{MaskKind::kCausal, nullptr});
+      const size_t row = size_t(b) * 3 * C;
+      cache.store(cache_slot_, cache.length, k + row, v + row);
+      cache.attend(cache_slot_, y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, q + row,
+                   AttentionDims{1, 1, cache.length + 1, H, D, 3 * C});
     }
-    POTOP_PROFILED("attn proj", linear(f, out, y, proj_w_, proj_b_, N, C, C));
-    return;
+  } else {
+    POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
+                                                  pass.dropout, pass.site_seed(dropout_site_)));  // softmax(qkᵀ/√d)·v
   }
-  POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
-                                                pass.dropout, pass.site_seed(dropout_site_)));  // softmax(qkᵀ/√d)·v
   POTOP_PROFILED("attn proj", linear(f, out, y, proj_w_, proj_b_, N, C, C));  // heads -> C
 }
 

@@ -1,50 +1,73 @@
 // Keys and values of every self-attention layer for the positions generated so far (batch 1), so
 // that each new token costs one position's work. Slot s belongs to one attention layer and holds
-// (n_head, block_size, head_size) keys and as many values: a head's keys one after another, so
+// (heads, block_size, head_size) keys and as many values: a head's keys one after another, so
 // that attending reads them front to back.
 #pragma once
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "kernels/attention.h"
 
 namespace potop {
 
-// A cache's floats, not initialised: every position is written before it is read, so a new cache
-// costs no zeroing (GPT-2 124M's is 75 MB) and its pages are faulted in only as far as the
-// sequence grows. Copies (a beam's hypotheses) copy the bytes.
-class CacheFloats {
- public:
-  explicit CacheFloats(size_t n) : n_(n), p_(std::make_unique_for_overwrite<float[]>(n)) {}
-  CacheFloats(const CacheFloats& other) : CacheFloats(other.n_) { std::memcpy(data(), other.data(), n_ * sizeof(float)); }
-  CacheFloats(CacheFloats&&) noexcept = default;
-  CacheFloats& operator=(const CacheFloats& other) { return *this = CacheFloats(other); }
-  CacheFloats& operator=(CacheFloats&&) noexcept = default;
+// What a KV cache stores its keys and values as. f32 keeps them exactly, so decoding with the
+// cache gives the logits of a full forward pass; f16 (llama.cpp's default) halves the bytes a
+// decoding step reads from it, rounding each key and value to the nearest half.
+enum class KVCacheType { kF32, kF16 };
+std::string to_string(KVCacheType type);
+KVCacheType parse_kv_cache_type(const std::string& name, const std::string& flag);  // "f32", "f16"
 
-  float* data() { return p_.get(); }
-  const float* data() const { return p_.get(); }
+// A cache's bytes, not initialised: every position is written before it is read, so a new cache
+// costs no zeroing (GPT-2 124M's is 75 MB in f32). A large one is mapped pages (core/pages.h),
+// faulted in only as far as the sequence grows, in huge pages where the kernel gives them.
+// Copies (a beam's hypotheses) copy the bytes.
+class CacheBytes {
+ public:
+  explicit CacheBytes(size_t n);
+  CacheBytes(const CacheBytes& other) : CacheBytes(other.n_) { std::memcpy(data(), other.data(), n_); }
+  CacheBytes(CacheBytes&& other) noexcept : n_(std::exchange(other.n_, 0)), p_(std::exchange(other.p_, nullptr)) {}
+  CacheBytes& operator=(const CacheBytes& other) { return *this = CacheBytes(other); }
+  CacheBytes& operator=(CacheBytes&& other) noexcept {
+    std::swap(n_, other.n_);
+    std::swap(p_, other.p_);
+    return *this;
+  }
+  ~CacheBytes();
+
+  std::byte* data() { return p_; }
+  const std::byte* data() const { return p_; }
   size_t size() const { return n_; }
 
  private:
   size_t n_;
-  std::unique_ptr<float[]> p_;
+  std::byte* p_;
 };
 
 struct KVCache {
-  // `slots` attention layers, each of `positions` positions (the block size) of `floats` =
-  // n_head · head_size floats.
-  KVCache(int slots, int positions, int floats)
-      : block_size(positions),
-        width(floats),
-        k(static_cast<size_t>(slots) * block_size * width),
-        v(static_cast<size_t>(slots) * block_size * width) {}
+  // `slots` attention layers, each of `positions` positions (the block size) of `heads` key/value
+  // heads of `head_size` numbers.
+  KVCache(int slots, int positions, int heads, int head_size, KVCacheType type = KVCacheType::kF32);
 
-  float* keys(int slot) { return k.data() + static_cast<size_t>(slot) * block_size * width; }
-  float* values(int slot) { return v.data() + static_cast<size_t>(slot) * block_size * width; }
+  // Position pos of slot's keys and values: head g's head_size numbers at k + g·head_size (and v
+  // alike), stored as the cache's type.
+  void store(int slot, int pos, const float* k, const float* v);
+  // out (Tq, H·head_size) = softmax(q kᵀ / √d)·v of d.Tq queries (q, rows d.q_stride apart, the
+  // last Tq of d.Tk positions) over slot's first d.Tk positions, causally: d gives B = 1, Tq, Tk,
+  // H, head_size and q_stride (and Hkv where query heads share key/value heads); the cache fills
+  // in its own strides. stats as attention_forward's.
+  void attend(int slot, float* out, float* stats, const float* q, AttentionDims d) const;
 
-  int block_size, width;
-  CacheFloats k, v;
+  int block_size, heads, head_size;
+  KVCacheType type;
+  CacheBytes k, v;
   int length = 0;  // positions filled
+
+ private:
+  size_t slot_numbers() const { return static_cast<size_t>(block_size) * heads * head_size; }
 };
 
 // One encoded source sentence as the decoder's cross-attention reads it: for every cross-attention

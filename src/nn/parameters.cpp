@@ -19,7 +19,8 @@ namespace {
 // A quantized matrix given as rows, in the layout this CPU multiplies fastest (quant_best_layout).
 void to_best_layout(QuantizedMatrix& m) {
   if (quant_best_layout(m.type) != QuantLayout::kInterleaved) return;
-  m.data = quant_rows_to_interleaved(m.type, m.data.data(), m.rows, m.cols);
+  const std::vector<uint8_t> stripes = quant_rows_to_interleaved(m.type, m.data.data(), m.rows, m.cols);
+  m.data.assign(stripes.begin(), stripes.end());
   m.layout = QuantLayout::kInterleaved;
 }
 
@@ -61,7 +62,8 @@ void ParameterSet::set_quantized_copy(ParamId id, QuantizedMatrix m) {
 }
 
 std::vector<uint8_t> QuantizedMatrix::rows_data() const {
-  return layout == QuantLayout::kRows ? data : quant_interleaved_to_rows(type, data.data(), rows, cols);
+  return layout == QuantLayout::kRows ? std::vector<uint8_t>(data.begin(), data.end())
+                                      : quant_interleaved_to_rows(type, data.data(), rows, cols);
 }
 
 void ParameterSet::set_quantized(ParamId id, QuantizedMatrix m) {

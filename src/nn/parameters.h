@@ -18,6 +18,7 @@
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "core/pages.h"
 #include "kernels/quant.h"
 
 namespace potop {
@@ -35,7 +36,7 @@ struct QuantizedMatrix {
   int cols = 0;  // K: W's inputs, the length of each dot product
   QuantLayout layout = QuantLayout::kRows;
   // kRows: rows · quant_row_bytes(type, cols) bytes; kInterleaved: quant_interleaved_bytes(type, rows, cols)
-  std::vector<uint8_t> data;
+  PageBytes data;
 
   size_t row_bytes() const { return quant_row_bytes(type, cols); }
   // The rows layout (the files'): data itself, or a copy of it rearranged back.

@@ -61,6 +61,7 @@ class CausalLM {
   virtual ~CausalLM() = default;
   virtual int vocab_size() const = 0;
   virtual int context_length() const = 0;  // the most positions a KV cache holds
+  // A new, empty cache for generation, of kv_cache_type().
   virtual KVCache new_cache() const = 0;
   // tokens (1, T) continue the sequence whose keys and values the cache holds (cache.length
   // positions) and are appended to it. No dropout, no loss; logits() are (T, V), or (1, V) for
@@ -70,6 +71,14 @@ class CausalLM {
   // pass; logits() are (B, V), row b as forward(&tokens[b], 1, *caches[b]) would give it.
   virtual void forward_rows(const int* tokens, int B, KVCache* const* caches) = 0;
   virtual const float* logits() const = 0;
+
+  // What new_cache() stores keys and values as: f32 (decoding gives a full forward pass's
+  // logits) unless a command asks for f16 (sample and serve's --kv-cache).
+  void set_kv_cache_type(KVCacheType type) { kv_cache_type_ = type; }
+  KVCacheType kv_cache_type() const { return kv_cache_type_; }
+
+ private:
+  KVCacheType kv_cache_type_ = KVCacheType::kF32;
 };
 
 // The row a model reads for a text, for its attention maps.

@@ -52,8 +52,9 @@ start_server timeout.log --timeout 1 --max-tokens 1000000
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" timeout; then ok "time limit"; else fail "time limit"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
-# Continuous batching: a seeded request gives the same text alone and alongside three others.
-start_server batch.log --slots 4 --prefill-chunk 5 --max-tokens 1000
+# Continuous batching: a seeded request gives the same text alone and alongside three others,
+# here with f16 KV caches (the first server's are f32).
+start_server batch.log --slots 4 --prefill-chunk 5 --max-tokens 1000 --kv-cache f16
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" batch; then ok "batching"; else fail "batching"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
@@ -95,6 +96,7 @@ kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 expect_error "serve --port out of range" 1 log "--port" -- serve --model model --port 70000
 expect_error "serve --slots 0" 1 log "--slots" -- serve --model model --slots 0
 expect_error "serve --prefill-chunk 0" 1 log "--prefill-chunk" -- serve --model model --prefill-chunk 0
+expect_error "serve --kv-cache q4_0" 1 log "--kv-cache must be f32 or f16" -- serve --model model --kv-cache q4_0
 expect_error "serve on an address it cannot bind" 1 log "--port $PORT" -- serve --model model --port "$PORT" --host 256.1.1.1
 expect_error "serve --unknown maybe" 1 log "--unknown" -- serve --model model --unknown maybe
 expect_error "serve --chat-template missing" 1 log "missing.json" -- serve --model model --chat-template missing.json

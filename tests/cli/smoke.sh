@@ -42,6 +42,16 @@ for s in r['samples']:
 grep -q "the prompt's 15 tokens" "$dir/sample.log" || fail "sample did not report the prompt's time: $(cat "$dir/sample.log")"
 grep -q "lm head" "$dir/sample.log" || fail "sample --profile printed no kernel table: $(cat "$dir/sample.log")"
 
+# --kv-cache f16 keeps keys and values as halves (llama.cpp's default): a sample of its own, and an
+# unknown type is refused naming the flag.
+h=$("$potop" sample --model "$dir/model" --prompt "Litwo" --tokens 60 --temperature 0 --kv-cache f16) \
+  || fail "sample --kv-cache f16 exited non-zero"
+[ "$(printf '%s' "$h" | wc -m)" -eq 65 ] || fail "sample --kv-cache f16 gave '$h'"
+if "$potop" sample --model "$dir/model" --prompt "Litwo" --kv-cache f8 2> "$dir/err.log"; then
+  fail "--kv-cache f8 was accepted"
+fi
+grep -q -- "--kv-cache must be f32 or f16" "$dir/err.log" || fail "--kv-cache f8 gave: $(cat "$dir/err.log")"
+
 # A weights file carries its config and tokenizer: alone, away from its directory, it gives the
 # same text as the directory does with it.
 mkdir "$dir/alone" && cp "$dir/model/best.safetensors" "$dir/alone/"

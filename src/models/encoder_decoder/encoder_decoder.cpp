@@ -234,7 +234,7 @@ const float* EncoderDecoder::decode_rows(const int* tokens, int B, KVCache* cons
 }
 
 KVCache EncoderDecoder::new_cache() const {
-  return KVCache(layers_->built.cache_slots, config().block_size, config().n_embd);
+  return KVCache(layers_->built.cache_slots, config().block_size, config().n_head, config().n_embd / config().n_head);
 }
 
 }  // namespace potop

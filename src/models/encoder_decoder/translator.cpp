@@ -63,7 +63,7 @@ class GreedySearch {
   }
 
   std::vector<int> result() {
-    cache_ = KVCache(0, 0, 0);
+    cache_ = KVCache(0, 0, 0, 0);
     return std::move(out_);
   }
 

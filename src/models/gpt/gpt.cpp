@@ -94,7 +94,8 @@ void GPT::forward_rows(const int* tokens, int B, KVCache* const* caches) {
 }
 
 KVCache GPT::new_cache() const {
-  return KVCache(layers_->built.cache_slots, config().block_size, config().n_embd);
+  return KVCache(layers_->built.cache_slots, config().block_size, config().n_head, config().n_embd / config().n_head,
+                 kv_cache_type());
 }
 
 void GPT::backward(float loss_scale) {

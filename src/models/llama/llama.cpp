@@ -135,7 +135,7 @@ void Llama::forward_rows(const int* tokens, int B, KVCache* const* caches) {
 
 KVCache Llama::new_cache() const {
   const LlamaConfig& c = config();
-  return KVCache(layers_->built.cache_slots, c.block_size, c.n_kv_head * c.head_size());
+  return KVCache(layers_->built.cache_slots, c.block_size, c.n_kv_head, c.head_size(), kv_cache_type());
 }
 
 void Llama::backward(float loss_scale) {

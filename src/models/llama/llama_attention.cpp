@@ -1,6 +1,5 @@
 #include "models/llama/llama_attention.h"
 
-#include <cstring>
 
 #include "core/error.h"
 #include "core/profile.h"
@@ -51,39 +50,29 @@ void LlamaAttention::forward(float* out, const float* in, const LayerPass& pass,
   POTOP_PROFILED("qkv", linear(f, qkv, in, qkv_w_, kNoParam, N, C, W));  // [Q K V] = in·W
   POTOP_PROFILED("rope", rotate(qkv, pass, false));                       // Q, K ← RoPE(Q, K)
   const int k_col = H * D, v_col = (H + Hkv) * D;
-  // Generation: this pass's keys and values go into the cache (H_kv heads, each (Tmax, D)), and
-  // the queries attend over everything cached.
-  auto append = [&](KVCache& cache, const float* row, int pos) {
-    const int Tmax = cache.block_size;
-    float* k_cache = cache.keys(cache_slot_);
-    float* v_cache = cache.values(cache_slot_);
-    for (int g = 0; g < Hkv; ++g) {
-      std::memcpy(k_cache + (size_t(g) * Tmax + pos) * D, row + k_col + g * D, D * sizeof(float));
-      std::memcpy(v_cache + (size_t(g) * Tmax + pos) * D, row + v_col + g * D, D * sizeof(float));
-    }
-  };
-  auto cached_dims = [&](int Tq, int Tk, int Tmax) {
-    AttentionDims d{1, Tq, Tk, H, D, W, D, D, Tmax * D, Tmax * D};
+  // Generation: this pass's keys and values go into the cache (H_kv heads), and the queries
+  // attend over everything cached.
+  auto cached_dims = [&](int Tq, int Tk) {
+    AttentionDims d{1, Tq, Tk, H, D, W};
     d.Hkv = Hkv;
     return d;
   };
   if (pass.cache) {
     POTOP_CHECK(pass.B == 1, "a KV cache is for batch 1");
     KVCache& cache = *pass.cache;
-    for (int t = 0; t < pass.T; ++t) append(cache, qkv + size_t(t) * W, pass.pos0 + t);
-    POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, qkv, cache.keys(cache_slot_),
-                                                  cache.values(cache_slot_),
-                                                  cached_dims(pass.T, pass.pos0 + pass.T, cache.block_size),
-                                                  AttentionMask{MaskKind::kCausal, nullptr}));
+    for (int t = 0; t < pass.T; ++t) {
+      const float* row = qkv + size_t(t) * W;
+      cache.store(cache_slot_, pass.pos0 + t, row + k_col, row + v_col);
+    }
+    POTOP_PROFILED("attention", cache.attend(cache_slot_, y, f.buffer(stats_), qkv, cached_dims(pass.T, pass.pos0 + pass.T)));
   } else if (pass.caches) {  // batched decoding: every row attends over its own sequence's cache
     POTOP_CHECK(pass.T == 1 && pass.dropout == 0.0f, "batched decoding takes one token per row");
     for (int b = 0; b < pass.B; ++b) {
       KVCache& cache = *pass.caches[b];
       const float* row = qkv + size_t(b) * W;
-      append(cache, row, cache.length);
-      attention_forward(y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, nullptr, row,
-                        cache.keys(cache_slot_), cache.values(cache_slot_),
-                        cached_dims(1, cache.length + 1, cache.block_size), AttentionMask{MaskKind::kCausal, nullptr});
+      cache.store(cache_slot_, cache.length, row + k_col, row + v_col);
+      cache.attend(cache_slot_, y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, row,
+                   cached_dims(1, cache.length + 1));
     }
   } else {
     // y = softmax(QKᵀ/√D + causal mask)·V, query head h reading key/value head h / (H / H_kv)

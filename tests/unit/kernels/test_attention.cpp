@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,6 +18,7 @@
 
 #include "core/rng.h"
 #include "core/threads.h"
+#include "kernels/quant.h"
 #include "support/testing.h"
 
 namespace potop {
@@ -479,6 +481,45 @@ TEST(AttentionForward, HeadMajorKeysAndValues) {
         }
     for (int i = 0; i < Tq * pr.dims.q_stride; ++i) EXPECT_NEAR(dq[pr.q_off + i], ref.grads[pr.q_off + i], 1e-6);
   }
+}
+
+TEST(AttentionForward, HalfKeysAndValuesGiveTheirFloatsResult) {
+  // A KV cache of type f16 hands the kernel halves: each widens exactly, so the output, the
+  // statistics and the probabilities are those of the same values as floats, summed in the same
+  // order: equal to float rounding (g++ fuses multiply-adds as it likes in each version). D 64
+  // takes the 8-key and 8-vector paths of generation, D 5 the tails; Tq 9 the packed path of a
+  // prompt; Hkv 2 of H 4 shares key/value heads.
+  const int H = 4, Hkv = 2, Tk = 21, Tmax = 24;
+  for (int D : {64, 5})
+    for (int Tq : {1, 3, 9}) {
+      SCOPED_TRACE("D " + std::to_string(D) + ", Tq " + std::to_string(Tq));
+      const std::vector<float> q = random_vector(size_t(Tq) * H * D, 7);
+      const std::vector<float> k = random_vector(size_t(Hkv) * Tmax * D, 8, 3.0f);
+      const std::vector<float> v = random_vector(size_t(Hkv) * Tmax * D, 9, 3.0f);
+      std::vector<uint16_t> kh(k.size()), vh(v.size());
+      floats_to_halves(k.data(), static_cast<int>(k.size()), kh.data());
+      floats_to_halves(v.data(), static_cast<int>(v.size()), vh.data());
+      std::vector<float> kf(k.size()), vf(v.size());
+      halves_to_floats(kh.data(), static_cast<int>(kh.size()), kf.data());
+      halves_to_floats(vh.data(), static_cast<int>(vh.size()), vf.data());
+      ASSERT_NE(kf, k);  // the rounding is real
+      AttentionDims d{1, Tq, Tk, H, D, H * D, D, D, Tmax * D, Tmax * D};
+      d.Hkv = Hkv;
+      const AttentionMask causal{MaskKind::kCausal, nullptr};
+      std::vector<float> out(size_t(Tq) * H * D), stats(attention_stats_size(d)), att(size_t(H) * Tq * Tk);
+      std::vector<float> out_h = out, stats_h = stats, att_h = att;
+      attention_forward(out.data(), stats.data(), att.data(), q.data(), kf.data(), vf.data(), d, causal);
+      attention_forward(out_h.data(), stats_h.data(), att_h.data(), q.data(), kh.data(), vh.data(), d, causal);
+      // Values of ~3 and scores of ~50: a few ulps; a key or value misread would be off by ~1.
+      auto worst = [](const std::vector<float>& a, const std::vector<float>& b) {
+        double m = 0.0;
+        for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
+        return m;
+      };
+      EXPECT_LT(worst(out, out_h), 1e-5);
+      EXPECT_LT(worst(stats, stats_h), 1e-5);
+      EXPECT_LT(worst(att, att_h), 1e-6);
+    }
 }
 
 TEST(AttentionBackward, OverwriteIgnoresWhatTheGradientsHeld) {

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -80,6 +81,40 @@ TEST(QuantF16Test, MatchesF16C) {
       ASSERT_EQ(f32_to_f16(x), hardware_f16(x)) << x;
       ASSERT_EQ(f32_to_f16(-x), hardware_f16(-x)) << -x;
     }
+}
+
+// A KV cache of type f16 converts whole rows (floats_to_halves, halves_to_floats: F16C where the
+// CPU has it, 8 at a time, the rest one by one): the bits of f32_to_f16 and f16_to_f32, but that
+// a NaN stays a NaN of its sign without its payload kept canonical.
+TEST(QuantF16Test, RowConversionsAreTheScalarOnes) {
+  std::mt19937 rng(11);
+  std::vector<float> x(100'003);  // not a multiple of 8: the tail takes the scalar path
+  for (float& f : x) f = bits_to_float(static_cast<uint32_t>(rng()));
+  const float specials[] = {0.0f, -0.0f, 65504.0f, 65520.0f, 1e6f, std::ldexp(1.0f, -24), std::ldexp(1.5f, -24),
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  std::copy(std::begin(specials), std::end(specials), x.begin());
+  std::vector<uint16_t> h(x.size());
+  floats_to_halves(x.data(), static_cast<int>(x.size()), h.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      const bool nan = (h[i] & 0x7C00) == 0x7C00 && (h[i] & 0x3FF) != 0;
+      ASSERT_TRUE(nan && static_cast<bool>(h[i] >> 15) == std::signbit(x[i])) << i;
+      continue;
+    }
+    ASSERT_EQ(h[i], f32_to_f16(x[i])) << "x[" << i << "] = " << x[i];
+  }
+  std::vector<uint16_t> every(0x10000 + 3);
+  for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
+  std::vector<float> back(every.size());
+  halves_to_floats(every.data(), static_cast<int>(every.size()), back.data());
+  for (size_t i = 0; i < every.size(); ++i) {
+    const float want = f16_to_f32(every[i]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(back[i])) << i;
+      continue;
+    }
+    ASSERT_EQ(std::bit_cast<uint32_t>(back[i]), std::bit_cast<uint32_t>(want)) << "half 0x" << std::hex << every[i];
+  }
 }
 
 TEST(QuantFormatTest, RowBytesAndTypes) {

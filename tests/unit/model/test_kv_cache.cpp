@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "generate/generator.h"
 #include "models/gpt/gpt.h"
@@ -64,6 +65,36 @@ TEST_P(KVCacheTest, LastRowLogitsAreTheLastRowOfAll) {
   const std::vector<float> next(model.logits() + c.vocab_size, model.logits() + size_t(2) * c.vocab_size);
   model.forward(tokens.data() + 5, 2, last, LogitRows::kLast);
   for (int v = 0; v < c.vocab_size; ++v) ASSERT_NEAR(model.logits()[v], next[v], 1e-5) << "v=" << v;
+}
+
+// A cache of type f16 (sample --kv-cache f16) holds each key and value rounded to a half: half
+// the bytes, and logits that differ from the full forward pass by that rounding only.
+TEST_P(KVCacheTest, HalfCacheGivesTheFullForwardToHalfPrecision) {
+  const GPTConfig c = small_config(GetParam().first, GetParam().second);
+  GPT model(c);
+  model.init_weights(3);
+  Rng rng(5);
+  std::vector<int> tokens(c.block_size);
+  for (int& t : tokens) t = static_cast<int>(rng.below(c.vocab_size));
+  model.forward(Batch{{1, c.block_size}, tokens.data(), nullptr}, Pass{});
+  const std::vector<float> full(model.logits(), model.logits() + size_t(c.block_size) * c.vocab_size);
+
+  KVCache exact = model.new_cache();
+  model.set_kv_cache_type(KVCacheType::kF16);
+  KVCache half = model.new_cache();
+  EXPECT_EQ(half.type, KVCacheType::kF16);
+  EXPECT_EQ(half.k.size() * 2, exact.k.size());
+  EXPECT_EQ(half.v.size() * 2, exact.v.size());
+  double worst = 0.0;
+  model.forward(tokens.data(), 5, half, LogitRows::kAll);  // a prompt, then one token at a time
+  for (int n = 5; n <= c.block_size; ++n) {
+    if (n > 5) model.forward(tokens.data() + n - 1, 1, half, LogitRows::kAll);
+    const float* got = model.logits() + size_t(model.last_rows() - 1) * c.vocab_size;
+    for (int v = 0; v < c.vocab_size; ++v)
+      worst = std::max(worst, std::fabs(double(got[v]) - full[size_t(n - 1) * c.vocab_size + v]));
+  }
+  EXPECT_LT(worst, 2e-3);
+  EXPECT_GT(worst, 0.0);  // the keys and values were rounded (an f32 cache agrees to ~1e-6)
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, KVCacheTest,

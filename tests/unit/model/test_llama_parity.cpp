@@ -273,6 +273,29 @@ TEST(LlamaGeneration, KvCacheEqualsFullForward) {
   }
 }
 
+TEST(LlamaGeneration, HalfCacheEqualsFullForwardToHalfPrecision) {
+  // --kv-cache f16: grouped keys and values rounded to halves, token by token and in chunks; the
+  // logits are the full pass's to that rounding (an f32 cache's NMSE is under 1e-11).
+  const LlamaConfig c = generation_config();
+  Llama model(c);
+  init_model(model, 5);
+  const int T = c.block_size, V = c.vocab_size;
+  const std::vector<int> tokens = random_tokens(T, V, 11);
+  model.forward(Batch{{1, T}, tokens.data(), nullptr}, Pass{});
+  const std::vector<float> full(model.logits(), model.logits() + size_t(T) * V);
+  model.set_kv_cache_type(KVCacheType::kF16);
+  KVCache cache = model.new_cache();
+  std::vector<float> cached;
+  for (const auto& [t0, n] : {std::pair{0, 5}, std::pair{5, 1}, std::pair{6, 1}, std::pair{7, T - 7}}) {
+    model.forward(tokens.data() + t0, n, cache, LogitRows::kAll);
+    cached.insert(cached.end(), model.logits(), model.logits() + size_t(n) * V);
+  }
+  DiffReport report("f16 cache", 1e-6);
+  report.add("logits", cached, full);
+  report.check();
+  EXPECT_GT(report.worst_nmse(), 1e-13);  // the rounding is there
+}
+
 TEST(LlamaGeneration, ForwardRowsEqualsForwardWithCache) {
   // Three sequences at different lengths decoded together, one token each per step, against each
   // decoded alone with its own cache.
@@ -324,11 +347,12 @@ TEST(LlamaGeneration, GroupedCacheHoldsOnlyTheKvHeads) {
   LlamaConfig multi_head = grouped;
   multi_head.n_kv_head = multi_head.n_head;
   const KVCache g = Llama(grouped).new_cache(), m = Llama(multi_head).new_cache();
-  EXPECT_EQ(g.width, grouped.n_kv_head * grouped.head_size());
-  EXPECT_EQ(m.width, grouped.n_embd);
+  EXPECT_EQ(g.heads, grouped.n_kv_head);
+  EXPECT_EQ(m.heads, grouped.n_head);
+  EXPECT_EQ(g.head_size, grouped.head_size());
   EXPECT_EQ(g.k.size() * grouped.n_head, m.k.size() * grouped.n_kv_head);
   EXPECT_EQ(g.v.size() * grouped.n_head, m.v.size() * grouped.n_kv_head);
-  EXPECT_EQ(m.k.size(), size_t(grouped.n_layer) * grouped.block_size * grouped.n_embd);
+  EXPECT_EQ(m.k.size(), size_t(grouped.n_layer) * grouped.block_size * grouped.n_embd * sizeof(float));
 }
 
 TEST(LlamaParity, LmHeadInChunksUntied) {
