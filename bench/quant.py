@@ -35,7 +35,8 @@ made-up text, and the quality parts say that they are skipped.
      the size of the weights file each format loads.
   5. llama.cpp. `potop export --format gguf` (q8_0 and f32), then bench/gguf_llama.mjs: llama.cpp's
      generation tokens/s (node-llama-cpp) beside potop sample's on the matching directory (q8_0
-     GGUF with potop's q8_0 directory, f32 with f32), best of 3 each. Skipped with a message when
+     GGUF with potop's q8_0 directory, f32 with f32), best of 3 each, both engines with f16 KV
+     caches (llama.cpp's default; gguf_llama.mjs's default). Skipped with a message when
      node or tests/gguf/node_modules is absent.
 Prints a table per part, the goals (q8_0 >= 2.5x and q4_0 >= 4x f32's tokens/s; q8_0's held-out
 loss within 0.005 nats of f32's) as met or MISSED, and one final JSON line with every number.

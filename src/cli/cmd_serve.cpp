@@ -152,7 +152,8 @@ Run add_serve(CLI::App& app) {
     // A causal LM's generations are batched; the other models' requests run one at a time.
     const std::string how = m.kind->can(Task::kCausalLM) ? "batches of up to " + std::to_string(o.slots) + ", " +
                                                         std::to_string(o.threads) + " threads, queue " +
-                                                        std::to_string(o.queue)
+                                                        std::to_string(o.queue) + ", " + to_string(cache_type) +
+                                                        " KV caches"
                                                   : m.kind->noun + ": one request at a time, " +
                                                         std::to_string(o.threads) + " threads";
     serve::Server server(std::move(m), o);

@@ -56,13 +56,15 @@ kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 # here with f16 KV caches (the first server's are f32).
 start_server batch.log --slots 4 --prefill-chunk 5 --max-tokens 1000 --kv-cache f16
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" batch; then ok "batching"; else fail "batching"; fi
+if grep -q ", f16 KV caches" batch.log; then ok "--kv-cache f16 announced"; else fail "--kv-cache f16 not announced: $(cat batch.log)"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
 # --threads left out: the batcher gets half the cores, at least 1 (the rest serve connections).
 DEFAULT_THREADS=1 start_server default.log
 cores=$(getconf _NPROCESSORS_ONLN)  # what std::thread::hardware_concurrency counts
 want=$((cores / 2)); [ "$want" -ge 1 ] || want=1
-if grep -q "batches of up to [0-9]*, $want threads," default.log; then ok "default batcher threads: $want of $cores cores"
+if grep -q "batches of up to [0-9]*, $want threads, queue [0-9]*, f32 KV caches" default.log; then
+  ok "default batcher threads: $want of $cores cores; f32 KV caches"
 else fail "default batcher threads: want $want of $cores cores; log: $(cat default.log)"; fi
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 

@@ -19,15 +19,21 @@ GPTConfig small_config(NormPlacement norm, PositionEncoding positions) {
   return c;
 }
 
+// A block of token ids drawn from `seed`.
+std::vector<int> block_of_tokens(const GPTConfig& c, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int> tokens(c.block_size);
+  for (int& t : tokens) t = static_cast<int>(rng.below(c.vocab_size));
+  return tokens;
+}
+
 class KVCacheTest : public ::testing::TestWithParam<std::pair<NormPlacement, PositionEncoding>> {};
 
 TEST_P(KVCacheTest, CachedLogitsMatchFullForward) {
   const GPTConfig c = small_config(GetParam().first, GetParam().second);
   GPT model(c);
   model.init_weights(3);
-  Rng rng(5);
-  std::vector<int> tokens(c.block_size);
-  for (int& t : tokens) t = static_cast<int>(rng.below(c.vocab_size));
+  const std::vector<int> tokens = block_of_tokens(c, 5);
 
   // Reference: full forward over the first n tokens, last row, for each n.
   std::vector<std::vector<float>> expected;
@@ -73,9 +79,7 @@ TEST_P(KVCacheTest, HalfCacheGivesTheFullForwardToHalfPrecision) {
   const GPTConfig c = small_config(GetParam().first, GetParam().second);
   GPT model(c);
   model.init_weights(3);
-  Rng rng(5);
-  std::vector<int> tokens(c.block_size);
-  for (int& t : tokens) t = static_cast<int>(rng.below(c.vocab_size));
+  const std::vector<int> tokens = block_of_tokens(c, 5);
   model.forward(Batch{{1, c.block_size}, tokens.data(), nullptr}, Pass{});
   const std::vector<float> full(model.logits(), model.logits() + size_t(c.block_size) * c.vocab_size);
 
