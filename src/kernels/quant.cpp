@@ -68,11 +68,9 @@ __attribute__((target("avx,f16c"))) void halves_to_floats_f16c(const uint16_t* h
   for (; i < n; ++i) out[i] = f16_to_f32(h[i]);
 }
 
+// Every CPU with AVX2 has F16C (quant_isa_available says why); asked once, not per row.
 bool has_f16c() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2");  // AVX2 implies F16C (below)
-  }();
+  static const bool yes = quant_isa_available(QuantIsa::kAvx2);
   return yes;
 }
 

@@ -16,13 +16,9 @@ KVCacheType parse_kv_cache_type(const std::string& name, const std::string& flag
   throw Error(flag + " must be f32 or f16 (got \"" + name + "\")");
 }
 
-CacheBytes::CacheBytes(size_t n)
-    : n_(n), p_(n >= kMapBytes ? static_cast<std::byte*>(map_pages(n)) : new std::byte[n]) {}
+CacheBytes::CacheBytes(size_t n) : n_(n), p_(PageAllocator<std::byte>().allocate(n)) {}
 
-CacheBytes::~CacheBytes() {
-  if (n_ >= kMapBytes) unmap_pages(p_, n_);
-  else delete[] p_;
-}
+CacheBytes::~CacheBytes() { PageAllocator<std::byte>().deallocate(p_, n_); }
 
 namespace {
 size_t bytes_of(KVCacheType type) { return type == KVCacheType::kF16 ? sizeof(uint16_t) : sizeof(float); }

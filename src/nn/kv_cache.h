@@ -5,7 +5,6 @@
 #pragma once
 #include <cstddef>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
