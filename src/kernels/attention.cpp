@@ -41,6 +41,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/scratch.h"
+#include "kernels/prefetch.h"
 #include "kernels/quant.h"
 #include "kernels/vec_math.h"
 
@@ -366,13 +367,23 @@ float dot(const float* a, const E* b, int n) {
   return s;
 }
 
+// Generation reads each cached key and value once: rows about kPrefetchAhead bytes ahead are asked
+// for while these are summed (prefetch.h).
+template <class E>
+int rows_ahead(int D) {
+  return std::max(1, static_cast<int>(kPrefetchAhead / (D * sizeof(E))));
+}
+
 // s[j] = q · k_j for j < n, k_j = k + j·ks: four keys at a time, so four sums run side by side.
 template <class E>
 void dot_rows(float* s, const float* q, const E* k, ptrdiff_t ks, int n, int D) {
   int j = 0;
   if (D % kLanes == 0) {  // eight keys at a time: more loads in flight (each key's sum as below)
+    const int ahead = rows_ahead<E>(D);
     for (; j + 8 <= n; j += 8) {
       const E* k0 = k + j * ks;
+      if (j + ahead + 8 <= n)
+        for (int r = 0; r < 8; ++r) prefetch_lines(k0 + (ahead + r) * ks, D * sizeof(E));
       vfloat a[8] = {};
       for (int d = 0; d < D; d += kLanes) {
         const vfloat qv = vload(q + d);
@@ -409,11 +420,13 @@ void weighted_rows(float* o, const float* p, const E* v, ptrdiff_t vs, int n, in
   // Eight vectors a row where the head is that wide (GPT-2's 64): one pass reads each value row
   // whole, as the memory streams it, instead of half of it in each of two passes. Each o[d] sums
   // over j in the same order either way.
+  const int ahead = rows_ahead<E>(D);
   for (; d + 8 * kLanes <= D; d += 8 * kLanes) {
     vfloat a[8] = {};
     for (int j = 0; j < n; ++j) {
       const vfloat pj = vbroadcast(p[j]);
       const E* vj = v + j * vs + d;
+      if (d == 0 && j + ahead < n) prefetch_lines(vj + ahead * vs, D * sizeof(E));
       for (int r = 0; r < 8; ++r) a[r] += pj * vload(vj + r * kLanes);
     }
     for (int r = 0; r < 8; ++r) vstore(o + d + r * kLanes, a[r]);

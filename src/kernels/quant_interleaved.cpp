@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/prefetch.h"
 
 namespace potop {
 
@@ -127,6 +128,7 @@ POTOP_VNNI void stripe_against_rows(const unsigned char* stripe, int nb, const i
       if (l >= count) break;
       const int b = b0 + l;
       __m512i w[8];
+      if constexpr (kRows == 1) prefetch_lines(quants + b * block_quants + kPrefetchAhead, block_quants);  // prefetch.h
       load_block<T>(quants + b * block_quants, w);
       const auto* scales = reinterpret_cast<const __m256i*>(stripe + b * kScaleBytes);
       const __m512 dw = _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(scales));
