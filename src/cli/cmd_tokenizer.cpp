@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "data/text_file.h"
+#include "tokenizer/byte_bpe_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/train_tokenizer.h"
@@ -27,14 +29,15 @@ struct TokenizerArgs {
   // train
   TokenizerTrainOptions train;
   std::string data;
-  // import
-  std::string model;
+  // import: a SentencePiece model, or GPT-2's two files
+  std::string model, vocab, merges;
   // train and import
   std::string out;
   bool force = false;
   // encode and decode
   std::string tokenizer;
   bool pieces = false;
+  bool whole = false;
   Unknown unknown = Unknown::kError;
 };
 
@@ -115,10 +118,15 @@ int run_train(const TokenizerArgs& a) {
 }
 
 int run_import(const TokenizerArgs& a) {
-  const std::unique_ptr<Tokenizer> tokenizer = SentencePieceTokenizer::load(a.model);
+  const bool gpt2 = !a.vocab.empty() || !a.merges.empty();
+  if (gpt2 == !a.model.empty() || (gpt2 && (a.vocab.empty() || a.merges.empty())))
+    throw Error("tokenizer import: give --model (a SentencePiece .model file) or --vocab and --merges (GPT-2's "
+                "vocab.json and merges.txt)");
+  const std::unique_ptr<Tokenizer> tokenizer =
+      gpt2 ? std::unique_ptr<Tokenizer>(ByteBpeTokenizer::load(a.vocab, a.merges)) : SentencePieceTokenizer::load(a.model);
   write_out_dir(*tokenizer, a.out, a.force);
   std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens from %s\n", a.out.c_str(), tokenizer->kind().c_str(),
-               tokenizer->size(), a.model.c_str());
+               tokenizer->size(), gpt2 ? (a.vocab + " and " + a.merges).c_str() : a.model.c_str());
   return 0;
 }
 
@@ -150,7 +158,12 @@ int run_encode(const TokenizerArgs& a) {
   UnknownReport unknown;
   Output out;
   std::string line;
-  for (long n = 1; std::getline(std::cin, line); ++n) {
+  if (a.whole) {  // one text, newlines and all
+    std::stringstream all;
+    all << std::cin.rdbuf();
+    out.line(join_tokens(*tokenizer, tokenizer->encode(all.str(), "standard input", a.unknown, &unknown), a.pieces));
+  }
+  for (long n = 1; !a.whole && std::getline(std::cin, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF input: the line without its \r
     out.line(join_tokens(*tokenizer, tokenizer->encode(line, "standard input, line " + std::to_string(n), a.unknown,
                                                        &unknown), a.pieces));
@@ -216,14 +229,18 @@ Run add_tokenizer(CLI::App& app) {
   train->add_flag("--force", a->force, "replace an --out that is not empty");
   train->add_flag("--verbose", a->train.verbose, "bpe, unigram: show SentencePiece's log");
 
-  CLI::App* import = cmd->add_subcommand("import", "make a tokenizer directory from a SentencePiece .model file");
-  import->add_option("--model", a->model, "bpe or unigram .model file (spm_train's, special ids 0..3)")->required();
+  CLI::App* import = cmd->add_subcommand(
+      "import", "make a tokenizer directory from a SentencePiece .model file or GPT-2's vocab.json and merges.txt");
+  import->add_option("--model", a->model, "bpe or unigram .model file (spm_train's, special ids 0..3)");
+  import->add_option("--vocab", a->vocab, "GPT-2's vocab.json (byte-level BPE; with --merges)");
+  import->add_option("--merges", a->merges, "GPT-2's merges.txt (vocab.bpe)");
   import->add_option("--out", a->out, "tokenizer directory to write")->required();
   import->add_flag("--force", a->force, "replace an --out that is not empty");
 
   CLI::App* encode = cmd->add_subcommand("encode", "text on standard input -> one line of token ids per line");
   encode->add_option("-t,--tokenizer", a->tokenizer, "tokenizer directory (or a model directory)")->required();
   encode->add_flag("--pieces", a->pieces, "print the tokens' pieces (▁ for a space) instead of their ids");
+  encode->add_flag("--whole", a->whole, "encode all of standard input as one text (newlines included): one line out");
   add_choice(encode, "--unknown", unknown_choice(a->unknown),
              "text the vocabulary lacks: error, skip it, or replace it (<unk>)");
 

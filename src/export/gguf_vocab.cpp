@@ -6,6 +6,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "tokenizer/byte_bpe_tokenizer.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
@@ -27,12 +29,6 @@ void add_specials(GgufWriter& w, int bos, int eos, int unk, int pad) {
   if (pad >= 0) w.add_u32("tokenizer.ggml.padding_token_id", static_cast<uint32_t>(pad));
   w.add_bool("tokenizer.ggml.add_bos_token", false);
   w.add_bool("tokenizer.ggml.add_eos_token", false);
-}
-
-std::string byte_level(std::string_view bytes) {
-  std::string out;
-  for (const char c : bytes) out += byte_level_char(static_cast<unsigned char>(c));
-  return out;
 }
 
 // Byte-level BPE ("gpt2"). The pre-tokenizer "qwen2" only decides where merges may apply, and
@@ -80,6 +76,24 @@ void add_byte_vocab(GgufWriter& w, std::vector<std::string>& notes) {
   (void)notes;
 }
 
+// GPT-2's own byte-level BPE: its tokens and merges as they are, with GPT-2's split expression
+// (llama.cpp's pre-tokenizer "gpt-2").
+void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<std::string>& notes) {
+  std::vector<std::string> tokens;
+  const int eot = t.specials().eos;
+  std::vector<int32_t> types(static_cast<size_t>(t.size()), kNormal);
+  for (int id = 0; id < t.size(); ++id) tokens.push_back(t.piece(id));
+  if (eot >= 0) types[static_cast<size_t>(eot)] = kControl;
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  w.add_string("tokenizer.ggml.pre", "gpt-2");
+  w.add_strings("tokenizer.ggml.tokens", tokens);
+  w.add_i32s("tokenizer.ggml.token_type", types);
+  w.add_strings("tokenizer.ggml.merges", t.merges());
+  add_specials(w, std::max(eot, 0), std::max(eot, 0), -1, -1);
+  if (eot < 0) notes.push_back("the vocabulary has no <|endoftext|>; llama.cpp stops at token 0 unless told to ignore it");
+  notes.push_back("\"<|endoftext|>\" in a text, which potop encodes as characters, llama.cpp may read as the token");
+}
+
 // SentencePiece: its pieces (with U+2581 for a space), scores and types, no space prefix, no
 // normalization (potop's models have none: identity rules, no dummy prefix, spaces kept).
 void add_sentencepiece_vocab(GgufWriter& w, const SentencePieceTokenizer& t, std::vector<std::string>& notes) {
@@ -112,25 +126,13 @@ void add_sentencepiece_vocab(GgufWriter& w, const SentencePieceTokenizer& t, std
 
 }  // namespace
 
-const std::string& byte_level_char(unsigned char b) {
-  static const std::array<std::string, 256> table = [] {
-    std::array<std::string, 256> t;
-    char32_t next = 256;
-    for (int c = 0; c < 256; ++c) {
-      const bool printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-      t[static_cast<size_t>(c)] = utf8_encode(printable ? static_cast<char32_t>(c) : next++);
-    }
-    return t;
-  }();
-  return table[b];
-}
-
 void add_gguf_vocab(GgufWriter& w, const Tokenizer& tokenizer, std::vector<std::string>& notes) {
   if (const auto* c = dynamic_cast<const CharTokenizer*>(&tokenizer)) return add_char_vocab(w, *c, notes);
   if (dynamic_cast<const ByteTokenizer*>(&tokenizer)) return add_byte_vocab(w, notes);
+  if (const auto* b = dynamic_cast<const ByteBpeTokenizer*>(&tokenizer)) return add_byte_bpe_vocab(w, *b, notes);
   if (const auto* s = dynamic_cast<const SentencePieceTokenizer*>(&tokenizer)) return add_sentencepiece_vocab(w, *s, notes);
   throw Error("tokenizer '" + tokenizer.kind() +
-              "': llama.cpp has no tokenizer that gives its ids (char, byte, bpe and unigram export)");
+              "': llama.cpp has no tokenizer that gives its ids (char, byte, bpe, unigram and byte_bpe export)");
 }
 
 }  // namespace potop

@@ -6,6 +6,7 @@
 //   byte     "gpt2" byte-level BPE with no merges: the 4 specials, then the 256 bytes
 //   bpe      "llama" (SentencePiece BPE): the pieces, their scores, their types, byte fallback
 //   unigram  "t5" (SentencePiece unigram, llama.cpp's UGM): the pieces and their scores
+//   byte_bpe "gpt2" with its own tokens and merges and GPT-2's pre-tokenizer ("gpt-2")
 //   word     refused: llama.cpp has no tokenizer that splits words as potop's does
 // No BOS is added (tokenizer.ggml.add_bos_token false) and no space prefix, as potop adds none.
 #pragma once
@@ -21,9 +22,5 @@ namespace potop {
 // the token it must stop at) are appended to `notes`, one line each. Throws potop::Error for a
 // kind llama.cpp cannot reproduce.
 void add_gguf_vocab(GgufWriter& w, const Tokenizer& tokenizer, std::vector<std::string>& notes);
-
-// GPT-2's byte-to-unicode alphabet: the printable character byte b stands for in a byte-level
-// BPE vocabulary (33..126, 161..172 and 174..255 themselves; the others U+0100 onwards), as UTF-8.
-const std::string& byte_level_char(unsigned char b);
 
 }  // namespace potop

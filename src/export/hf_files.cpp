@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/safetensors.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
@@ -18,18 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// GPT-2's byte-level alphabet: byte b as a printable code point — itself for the printable
-// Latin-1 bytes (33..126, 161..172, 174..255), 256 + n for the n-th other byte.
-std::vector<std::string> byte_level_alphabet() {
-  std::vector<std::string> out(256);
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    out[static_cast<size_t>(b)] = utf8_encode(static_cast<char32_t>(printable ? b : 256 + n++));
-  }
-  return out;
-}
 
 ojson added_token(int id, const std::string& content) {
   return {{"id", id},          {"content", content}, {"single_word", false}, {"lstrip", false},
@@ -74,13 +63,16 @@ ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& toke
 
 void check_hf_tokenizer(const Tokenizer& tokenizer) {
   const std::string kind = tokenizer.kind();
+  if (kind == "byte_bpe")
+    throw Error("tokenizer: potop does not write Hugging Face files for a byte_bpe tokenizer yet; its vocab.json and "
+                "merges.txt are GPT-2's own, in the model directory, and --format gguf exports it");
   if (kind != "char" && kind != "byte" && kind != "bpe" && kind != "unigram")
     throw Error("tokenizer: a " + kind +
                 " tokenizer has no Hugging Face equivalent (potop's word splitting and lowercasing); models with a "
                 "char, byte, bpe or unigram tokenizer can be exported");
 }
 
-bool hf_has_specials(const Tokenizer& tokenizer) { return tokenizer.kind() != "char"; }
+bool hf_has_specials(const Tokenizer& tokenizer) { return tokenizer.specials() == kPotopSpecials; }
 
 std::string hf_json_text(const ojson& j) { return j.dump(2) + "\n"; }
 
@@ -130,13 +122,12 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
                       hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length)));
   } else if (dynamic_cast<const ByteTokenizer*>(&t)) {
     // The specials, then byte b as id 4 + b: GPT-2's byte-level BPE with no merges.
-    const std::vector<std::string> alphabet = byte_level_alphabet();
     ojson vocab = ojson::object(), added = ojson::array();
     for (int id = 0; id < kSpecialCount; ++id) {
       vocab[kSpecialPieces[id]] = id;
       added.push_back(added_token(id, kSpecialPieces[id]));
     }
-    for (int b = 0; b < 256; ++b) vocab[alphabet[static_cast<size_t>(b)]] = ByteTokenizer::kFirstByteId + b;
+    for (int b = 0; b < 256; ++b) vocab[byte_level_char(static_cast<unsigned char>(b))] = ByteTokenizer::kFirstByteId + b;
     const ojson byte_level = {
         {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}};
     write_file_atomic(dir / "tokenizer.json",

@@ -28,7 +28,7 @@ struct HfTensor {
 
 // Refuses, in one line starting "tokenizer: ", a tokenizer with no Hugging Face equivalent (word).
 void check_hf_tokenizer(const Tokenizer& tokenizer);
-// Whether the tokenizer has potop's special tokens (<pad> 0, <bos> 1, <eos> 2, <unk> 3): all but char.
+// Whether the tokenizer has potop's special tokens (<pad> 0, <bos> 1, <eos> 2, <unk> 3): all of potop's kinds but char.
 bool hf_has_specials(const Tokenizer& tokenizer);
 
 // Writes `out_dir` with write(tmp): out_dir must not exist, or be an empty directory (else a

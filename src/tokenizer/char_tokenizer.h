@@ -79,6 +79,7 @@ class CharTokenizer final : public Tokenizer {
   // FNV-1a-64 of the vocabulary's characters in id order, as UTF-8 (concatenated code points
   // cannot be ambiguous). Stable across versions; checkpoints store it to catch a
   // mismatched vocab.json.
+  SpecialTokens specials() const override { return {}; }  // none
   uint64_t hash() const override;
 
  private:

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "tokenizer/byte_bpe_tokenizer.h"
 #include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
@@ -12,7 +13,7 @@
 
 namespace potop {
 namespace {
-constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram";
+constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram, byte_bpe";
 }
 
 Choice unknown_choice(Unknown& value) {
@@ -58,6 +59,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
     return std::make_unique<CharTokenizer>(CharTokenizer::from_vocab_json(j["vocab"], src + ": vocab"));
   }
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
+  if (kind == "byte_bpe") return ByteBpeTokenizer::from_json(j, src);
   if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::from_json(j, src));
   if (kind == "bpe" || kind == "unigram") {
     if (!j.contains("model") || !j["model"].is_string())
@@ -71,7 +73,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
 }
 
 std::string tokenizer_file(std::string_view kind) {
-  if (kind == "char") return "vocab.json";
+  if (kind == "char" || kind == "byte_bpe") return "vocab.json";
   if (kind == "word") return "words.json";
   if (kind == "bpe" || kind == "unigram") return "tokenizer.model";
   return "";
@@ -83,13 +85,14 @@ std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::s
 }
 
 std::vector<std::string> all_tokenizer_files() {
-  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab"};
+  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab", "merges.txt"};
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
   const std::filesystem::path file = tokenizer_file_in(dir, kind);
   if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
+  if (kind == "byte_bpe") return ByteBpeTokenizer::load(file, dir / "merges.txt");
   if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
   if (kind == "bpe" || kind == "unigram") {
     auto t = SentencePieceTokenizer::load(file);

@@ -6,6 +6,7 @@
 //   byte     the 4 specials, then the 256 byte values (byte_tokenizer.h)
 //   word     the 4 specials, then the training text's words, spaces and punctuation (word_tokenizer.h)
 //   bpe, unigram   SentencePiece models with byte fallback (sentencepiece_tokenizer.h)
+//   byte_bpe GPT-2's byte-level BPE, from its vocab.json and merges.txt (byte_bpe_tokenizer.h)
 // A new kind implements this interface and adds itself to tokenizer_from_json and load_tokenizer
 // (and, if it can be trained, to train_tokenizer in train_tokenizer.h).
 #pragma once
@@ -32,6 +33,15 @@ inline constexpr int kSpecialCount = 4;
 inline constexpr const char* kSpecialPieces[kSpecialCount] = {"<pad>", "<bos>", "<eos>", "<unk>"};
 // Token ids are int32 (what data files and batches hold), so a vocabulary has at most this many.
 inline constexpr long kMaxVocabSize = std::numeric_limits<int32_t>::max();
+
+// The ids of a vocabulary's special tokens, -1 where it has none. potop's own kinds but char have
+// <pad> 0, <bos> 1, <eos> 2 and <unk> 3 (kPotopSpecials); a vocabulary made elsewhere has its own
+// (GPT-2's: <|endoftext|> 50256 both begins and ends a text; no <pad>, no <unk>).
+struct SpecialTokens {
+  int pad = -1, bos = -1, eos = -1, unk = -1;
+  bool operator==(const SpecialTokens&) const = default;
+};
+inline constexpr SpecialTokens kPotopSpecials{kPadId, kBosId, kEosId, kUnkId};
 
 // What encoding does with text the vocabulary cannot express (a character a char model never
 // saw, a word a word tokenizer never counted, a character SentencePiece reserves): refuse it,
@@ -65,7 +75,7 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  // "char", "byte", "word", "bpe" or "unigram": the kind, stored in config.json and in checkpoints.
+  // "char", "byte", "word", "bpe", "unigram" or "byte_bpe": the kind, stored in config.json and in checkpoints.
   virtual std::string kind() const = 0;
   virtual int size() const = 0;
 
@@ -106,24 +116,30 @@ class Tokenizer {
   // targets scored.
   virtual int char_count(int id) const = 0;
 
+  // Its special tokens (the default: potop's, kPotopSpecials).
+  virtual SpecialTokens specials() const { return kPotopSpecials; }
+
   // FNV-1a-64 of the vocabulary (SentencePiece: of the serialized model), stable across versions:
   // checkpoints keep it to catch a mismatch.
   virtual uint64_t hash() const = 0;
   // {"kind": "char", ...}: everything needed to rebuild it (tokenizer_from_json).
   virtual nlohmann::json to_json() const = 0;
   // Writes its files into a model directory, atomically: char vocab.json, word words.json,
-  // bpe/unigram tokenizer.model (and tokenizer.vocab, for people), byte none.
+  // bpe/unigram tokenizer.model (and tokenizer.vocab, for people), byte_bpe vocab.json and
+  // merges.txt, byte none.
   virtual void save_files(const std::filesystem::path& dir) const = 0;
 };
 
 // Rebuilds a tokenizer from to_json()'s object; errors name `source`.
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source);
-// The file of kind `kind` that save_files writes and load_tokenizer reads: "vocab.json" (char),
-// "words.json" (word), "tokenizer.model" (bpe, unigram); empty for byte, which has none.
+// The file of kind `kind` that save_files writes and load_tokenizer reads: "vocab.json" (char,
+// byte_bpe, which has merges.txt beside it), "words.json" (word), "tokenizer.model" (bpe,
+// unigram); empty for byte, which has none.
 std::string tokenizer_file(std::string_view kind);
 // dir / tokenizer_file(kind), or dir itself for byte: what an error about it names.
 std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind);
-// Every file any kind's save_files may write (bpe and unigram add "tokenizer.vocab", for people):
+// Every file any kind's save_files may write (bpe and unigram add "tokenizer.vocab", for people,
+// byte_bpe "merges.txt"):
 // what a model directory holds for its tokenizer.
 std::vector<std::string> all_tokenizer_files();
 

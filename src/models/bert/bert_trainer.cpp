@@ -12,10 +12,12 @@ namespace potop {
 
 namespace {
 
-// BERT's [CLS], [SEP] and [PAD] are the tokenizer's <bos>, <eos> and <pad>: a char tokenizer has none.
+// BERT's [CLS], [SEP] and [PAD] are the tokenizer's <bos>, <eos> and <pad> at potop's ids: a char
+// tokenizer has none, GPT-2's byte_bpe others.
 void check_specials(const Tokenizer& tokenizer, const std::string& where) {
-  if (tokenizer.kind() == "char")
-    throw Error(where + ": a char tokenizer has no special tokens, and BERT needs [CLS], [SEP] and [PAD]; train one "
+  if (tokenizer.specials() != kPotopSpecials)
+    throw Error(where + ": a " + tokenizer.kind() + " tokenizer lacks potop's <pad>, <bos>, <eos> and <unk> (ids 0..3), "
+                "and BERT needs them as [PAD], [CLS] and [SEP]; train one "
                 "with potop tokenizer train --kind bpe (or word, unigram, byte) and pass --tokenizer DIR");
 }
 

@@ -42,7 +42,7 @@ ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector
   } else {
     c.body.vocab_size = tokenizer.size();
   }
-  c.cls_sep = !c.causal && tokenizer.kind() != "char";  // char tokenizers have no <bos>/<eos>
+  c.cls_sep = !c.causal && tokenizer.specials() == kPotopSpecials;  // <bos> text <eos> (char has none)
   if (c.pooling == Pooling::kAuto) c.pooling = c.cls_sep ? Pooling::kCls : c.causal ? Pooling::kLast : Pooling::kMean;
   if (c.pooling == Pooling::kCls && !c.cls_sep)
     throw Error("--pooling cls: the " + tokenizer.kind() + " tokenizer has no <bos> to serve as [CLS]; use --pooling mean");

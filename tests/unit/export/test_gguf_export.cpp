@@ -13,6 +13,7 @@
 #include "core/file_io.h"
 #include "models/gpt/gpt_gguf.h"
 #include "export/gguf_vocab.h"
+#include "tokenizer/byte_level.h"
 #include "kernels/quant.h"
 #include "models/llama/llama_gguf.h"
 #include "models/llama/rope.h"

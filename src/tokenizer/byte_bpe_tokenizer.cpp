@@ -1,0 +1,250 @@
+#include "tokenizer/byte_bpe_tokenizer.h"
+
+#include <unicode/regex.h>
+#include <unicode/unistr.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/hash.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pieces.h"
+#include "tokenizer/utf8.h"
+
+namespace potop {
+namespace {
+
+// GPT-2's split expression, \s as Unicode's White_Space (the header says why).
+#define POTOP_SPACE "\\p{White_Space}"
+constexpr const char* kGpt2Split = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" POTOP_SPACE
+                                   "\\p{L}\\p{N}]+|[" POTOP_SPACE "]+(?![^" POTOP_SPACE "])|[" POTOP_SPACE "]+";
+#undef POTOP_SPACE
+
+constexpr const char* kEndOfText = "<|endoftext|>";
+
+uint64_t pair_key(int left, int right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
+void check_id(int id, int size) {
+  if (id < 0 || id >= size)
+    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size - 1) +
+                ")");
+}
+
+// vocab.json's {token: id} as tokens by id.
+std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::string& source) {
+  if (!vocab.is_object() || vocab.empty()) throw Error(source + ": expected a JSON object of tokens and their ids");
+  std::vector<std::string> tokens(vocab.size());
+  std::vector<bool> seen(vocab.size());
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= static_cast<long long>(vocab.size()))
+      throw Error(source + ": token " + nlohmann::json(token).dump() + " has id " + id.dump() + ", expected 0.." +
+                  std::to_string(vocab.size() - 1) + " (ids must number the tokens from 0)");
+    const auto i = static_cast<size_t>(id.get<long long>());
+    if (seen[i]) throw Error(source + ": id " + std::to_string(i) + " is given to two tokens");
+    seen[i] = true;
+    tokens[i] = token;
+  }
+  return tokens;
+}
+
+}  // namespace
+
+struct ByteBpeTokenizer::Splitter {
+  std::unique_ptr<icu::RegexPattern> pattern;
+  Splitter() {
+    UErrorCode status = U_ZERO_ERROR;
+    UParseError parse{};
+    pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(kGpt2Split), parse, status));
+    POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot compile the GPT-2 split expression: ") + u_errorName(status));
+  }
+};
+
+ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::vector<std::string>& merges,
+                                   const std::string& source)
+    : tokens_(std::move(tokens)), merges_(merges), splitter_(std::make_unique<Splitter>()) {
+  if (tokens_.empty()) throw Error(source + ": the vocabulary is empty");
+  if (tokens_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw Error(source + ": too many tokens");
+  std::unordered_map<std::string, int> id_of;
+  bytes_.resize(tokens_.size());
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    const std::string& t = tokens_[id];
+    if (t.empty()) throw Error(source + ": token " + std::to_string(id) + " is empty");
+    if (!id_of.emplace(t, static_cast<int>(id)).second)
+      throw Error(source + ": token " + nlohmann::json(t).dump() + " appears twice");
+    // A token outside the byte alphabet (an added special such as "<|im_start|>" spelled in
+    // other characters) stands for its own text and is never the result of a merge.
+    if (!byte_level_bytes(t, bytes_[id])) {
+      if (!utf8_valid(t)) throw Error(source + ": token " + std::to_string(id) + " is not valid UTF-8");
+      bytes_[id] = t;
+    }
+    if (t == kEndOfText) end_of_text_ = static_cast<int>(id);
+  }
+  for (int b = 0; b < 256; ++b) {
+    const auto it = id_of.find(byte_level_char(static_cast<unsigned char>(b)));
+    if (it == id_of.end())
+      throw Error(source + ": the vocabulary lacks the byte " + byte_piece(static_cast<unsigned char>(b)) + " (" +
+                  nlohmann::json(byte_level_char(static_cast<unsigned char>(b))).dump() +
+                  "): a byte-level BPE needs all 256");
+    byte_id_[b] = it->second;
+  }
+  for (size_t rank = 0; rank < merges_.size(); ++rank) {
+    const std::string& m = merges_[rank];
+    const size_t space = m.find(' ');
+    const std::string where = source + ": merge " + std::to_string(rank + 1) + " " + nlohmann::json(m).dump();
+    if (space == std::string::npos || space == 0 || space + 1 == m.size() || m.find(' ', space + 1) != std::string::npos)
+      throw Error(where + ": expected two tokens separated by one space");
+    const std::string left = m.substr(0, space), right = m.substr(space + 1);
+    const auto l = id_of.find(left), r = id_of.find(right), merged = id_of.find(left + right);
+    if (l == id_of.end() || r == id_of.end() || merged == id_of.end())
+      throw Error(where + ": the vocabulary lacks " +
+                  nlohmann::json(l == id_of.end() ? left : r == id_of.end() ? right : left + right).dump());
+    // A merge listed twice keeps its later rank, as GPT-2's encoder (a dict of the list) does.
+    merge_of_[pair_key(l->second, r->second)] = {static_cast<int>(rank), merged->second};
+  }
+}
+
+ByteBpeTokenizer::~ByteBpeTokenizer() = default;
+
+std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& vocab_json,
+                                                         const std::filesystem::path& merges_txt) {
+  std::vector<std::string> tokens = tokens_by_id(read_json_file(vocab_json), vocab_json.string());
+  const std::string text = read_file(merges_txt);
+  std::vector<std::string> merges;
+  size_t line_no = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1, ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
+    if (!utf8_valid(line)) throw Error(merges_txt.string() + ": line " + std::to_string(line_no) + " is not valid UTF-8");
+    merges.push_back(std::move(line));
+  }
+  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges,
+                                            vocab_json.string() + " and " + merges_txt.string());
+}
+
+std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_json(const nlohmann::json& j, std::string_view source) {
+  const std::string src(source);
+  for (const char* key : {"tokens", "merges"})
+    if (!j.contains(key) || !j[key].is_array()) throw Error(src + ": the byte_bpe tokenizer has no \"" + key + "\" array");
+  std::vector<std::string> tokens, merges;
+  for (const auto& t : j["tokens"]) {
+    if (!t.is_string()) throw Error(src + ": tokens: expected strings");
+    tokens.push_back(t.get<std::string>());
+  }
+  for (const auto& m : j["merges"]) {
+    if (!m.is_string()) throw Error(src + ": merges: expected strings");
+    merges.push_back(m.get<std::string>());
+  }
+  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges, src);
+}
+
+void ByteBpeTokenizer::encode_piece(std::string_view bytes, std::vector<int>& out) const {
+  std::vector<int> syms(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) syms[i] = byte_id_[static_cast<unsigned char>(bytes[i])];
+  // GPT-2's loop: the adjacent pair of lowest rank, merged wherever it occurs (left to right,
+  // not overlapping), until no pair has a merge.
+  std::vector<int> next;
+  while (syms.size() > 1) {
+    int best = std::numeric_limits<int>::max(), left = -1, right = -1, merged = -1;
+    for (size_t i = 0; i + 1 < syms.size(); ++i) {
+      const auto it = merge_of_.find(pair_key(syms[i], syms[i + 1]));
+      if (it != merge_of_.end() && it->second.first < best)
+        best = it->second.first, left = syms[i], right = syms[i + 1], merged = it->second.second;
+    }
+    if (merged < 0) break;
+    next.clear();
+    for (size_t i = 0; i < syms.size(); ++i) {
+      if (i + 1 < syms.size() && syms[i] == left && syms[i + 1] == right) {
+        next.push_back(merged);
+        ++i;
+      } else {
+        next.push_back(syms[i]);
+      }
+    }
+    syms.swap(next);
+  }
+  out.insert(out.end(), syms.begin(), syms.end());
+}
+
+std::vector<int> ByteBpeTokenizer::encode(std::string_view text, std::string_view what, Unknown, UnknownReport*) const {
+  if (!utf8_valid(text)) utf8_decode(text, what);  // throws, naming the place
+  std::vector<int> ids;
+  if (text.empty()) return ids;
+  const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::RegexMatcher> m(splitter_->pattern->matcher(u, status));
+  POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot match the split expression: ") + u_errorName(status));
+  std::string piece;
+  // The pieces cover the text: every character is whitespace, a letter, a digit or something else.
+  while (m->find(status) && U_SUCCESS(status)) {
+    const int32_t start = m->start(status), end = m->end(status);
+    piece.clear();
+    u.tempSubStringBetween(start, end).toUTF8String(piece);
+    encode_piece(piece, ids);
+  }
+  POTOP_CHECK(U_SUCCESS(status), std::string("ICU failed splitting ") + std::string(what) + ": " + u_errorName(status));
+  return ids;
+}
+
+bool ByteBpeTokenizer::can_encode(std::string_view text) const { return utf8_valid(text); }
+
+std::string ByteBpeTokenizer::decode_one(int id) const {
+  check_id(id, size());
+  return bytes_[static_cast<size_t>(id)];
+}
+
+std::string ByteBpeTokenizer::decode(std::span<const int> ids) const {
+  std::string bytes;
+  for (const int id : ids) bytes += decode_one(id);
+  return utf8_repair(bytes);
+}
+
+std::string ByteBpeTokenizer::piece(int id) const {
+  check_id(id, size());
+  const std::string& t = tokens_[static_cast<size_t>(id)];
+  std::string unused;
+  return byte_level_bytes(t, unused) ? t : display_piece(t);  // the alphabet is printable, no spaces
+}
+
+int ByteBpeTokenizer::char_count(int id) const {
+  check_id(id, size());
+  return count_char_starts(bytes_[static_cast<size_t>(id)]);
+}
+
+SpecialTokens ByteBpeTokenizer::specials() const {
+  SpecialTokens s;
+  s.bos = s.eos = end_of_text_;
+  return s;
+}
+
+uint64_t ByteBpeTokenizer::hash() const {
+  uint64_t h = fnv1a64("byte_bpe");
+  const char nul = '\0';
+  for (const std::string& t : tokens_) h = fnv1a64_raw(&nul, 1, fnv1a64(t, h));
+  h = fnv1a64("merges", h);
+  for (const std::string& m : merges_) h = fnv1a64_raw(&nul, 1, fnv1a64(m, h));
+  return h;
+}
+
+nlohmann::json ByteBpeTokenizer::to_json() const {
+  return {{"kind", kind()}, {"tokens", tokens_}, {"merges", merges_}};
+}
+
+void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  for (size_t id = 0; id < tokens_.size(); ++id) vocab[tokens_[id]] = id;
+  write_file_atomic(dir / "vocab.json", vocab.dump() + "\n");
+  std::string merges = "#version: 0.2\n";
+  for (const std::string& m : merges_) merges += m + "\n";
+  write_file_atomic(dir / "merges.txt", merges);
+}
+
+}  // namespace potop

@@ -1,0 +1,70 @@
+// Byte-level BPE, the tokenizer of GPT-2 (and of GPT-J, RoBERTa, SmolLM, Llama 3...): text is
+// split into pieces by a regular expression (words with the space before them, numbers, runs of
+// punctuation, runs of whitespace), each piece's UTF-8 bytes are spelled in GPT-2's byte alphabet
+// (byte_level.h) and merged pairwise by the merge list, lowest rank first. Every text encodes;
+// nothing is unknown. Its files are GPT-2's own: vocab.json ({"Ġthe": 262, ...}) and merges.txt
+// ("#version: 0.2", then "Ġ t" per line); the ids and the special tokens are theirs, not potop's
+// <pad> 0 .. <unk> 3 (GPT-2: <|endoftext|> 50256 begins and ends a text; no <pad>, no <unk>).
+//
+// The split expression is GPT-2's, \s being Unicode's White_Space as in OpenAI's encoder (Python's
+// regex module), Hugging Face's and llama.cpp's. npm's gpt-3-encoder, which the tests compare
+// with (tests/tokenizers), takes \s as JavaScript does: U+FEFF is whitespace there and U+0085 is
+// not, so texts holding those two split differently there (tests/cli/tokenizers_gpt2.sh compares
+// those with llama.cpp instead). A text that holds "<|endoftext|>" encodes it as its characters,
+// as all of them do unless told to look for special tokens.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+
+namespace potop {
+
+class ByteBpeTokenizer final : public Tokenizer {
+ public:
+  // tokens[id] in the byte alphabet (as vocab.json spells them), merges as "left right" in rank
+  // order. Errors name `source`: ids that are not 0..n-1, a byte missing from the vocabulary, a
+  // merge whose parts or result the vocabulary lacks.
+  ByteBpeTokenizer(std::vector<std::string> tokens, const std::vector<std::string>& merges, const std::string& source);
+  ~ByteBpeTokenizer() override;
+  // GPT-2's files (errors name the file and the line or entry).
+  static std::unique_ptr<ByteBpeTokenizer> load(const std::filesystem::path& vocab_json,
+                                                const std::filesystem::path& merges_txt);
+  static std::unique_ptr<ByteBpeTokenizer> from_json(const nlohmann::json& j, std::string_view source);
+
+  std::string kind() const override { return "byte_bpe"; }
+  int size() const override { return static_cast<int>(tokens_.size()); }
+  // Invalid UTF-8 throws naming `what`; the policy and report are unused (nothing is unknown).
+  std::vector<int> encode(std::string_view text, std::string_view what, Unknown unknown,
+                          UnknownReport* report) const override;
+  using Tokenizer::encode;
+  bool can_encode(std::string_view text) const override;  // valid UTF-8
+  std::string decode(std::span<const int> ids) const override;  // bad bytes become U+FFFD
+  std::string decode_one(int id) const override;                // the token's bytes
+  std::string piece(int id) const override;                     // as vocab.json spells it: "Ġthe"
+  int char_count(int id) const override;
+  SpecialTokens specials() const override;
+  uint64_t hash() const override;  // of the tokens and the merges
+  nlohmann::json to_json() const override;  // {"kind": "byte_bpe", "tokens": [...], "merges": [...]}
+  void save_files(const std::filesystem::path& dir) const override;  // vocab.json, merges.txt
+
+  const std::vector<std::string>& merges() const { return merges_; }
+
+ private:
+  struct Splitter;  // the split expression (ICU), one matcher per thread
+  // One piece's ids: its bytes, merged.
+  void encode_piece(std::string_view bytes, std::vector<int>& out) const;
+
+  std::vector<std::string> tokens_;  // as vocab.json spells them
+  std::vector<std::string> bytes_;   // what each token stands for
+  std::vector<std::string> merges_;  // "left right", by rank
+  std::unordered_map<uint64_t, std::pair<int, int>> merge_of_;  // (left id, right id) -> (rank, merged id)
+  int byte_id_[256];
+  int end_of_text_ = -1;  // <|endoftext|>, where the vocabulary has it
+  std::unique_ptr<Splitter> splitter_;
+};
+
+}  // namespace potop

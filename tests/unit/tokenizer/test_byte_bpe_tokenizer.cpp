@@ -1,0 +1,121 @@
+// The byte_bpe tokenizer on a small vocabulary made here (tests/cli/tokenizers_gpt2.sh compares it
+// with GPT-2's own encoder on GPT-2's real files).
+#include "tokenizer/byte_bpe_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/multilingual.h"
+#include "support/round_trip.h"
+#include "support/testing.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/byte_tokenizer.h"
+#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace potop {
+namespace {
+
+// The 256 bytes in GPT-2's order (ids 0..255 here), then each merge's result, then extras.
+std::vector<std::string> byte_tokens() {
+  std::vector<std::string> t;
+  for (int b = 0; b < 256; ++b) t.push_back(byte_level_char(static_cast<unsigned char>(b)));
+  return t;
+}
+
+ByteBpeTokenizer make(const std::vector<std::string>& merges, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> tokens = byte_tokens();
+  for (const std::string& m : merges) {
+    const size_t space = m.find(' ');
+    tokens.push_back(m.substr(0, space) + m.substr(space + 1));
+  }
+  tokens.insert(tokens.end(), extra.begin(), extra.end());
+  return ByteBpeTokenizer(tokens, merges, "test vocabulary");
+}
+
+int byte_id(char c) {  // the id of byte c in byte_tokens()
+  return static_cast<unsigned char>(c);
+}
+
+TEST(ByteBpeTokenizer, MergesTheLowestRankFirst) {
+  // "h e" (rank 0), "l l" (1), "he ll" (2), "Ġ t" (3), "Ġt he" (4): ids 256.. in that order.
+  const ByteBpeTokenizer tok = make({"h e", "l l", "he ll", "Ġ t", "Ġt he"});
+  EXPECT_EQ(tok.encode("hello"), (std::vector<int>{258, byte_id('o')}));  // he, ll -> hell, o
+  EXPECT_EQ(tok.encode(" the"), std::vector<int>{260});                   // Ġt, then Ġt + he
+  // One pair merged wherever it occurs, left to right and not overlapping, as GPT-2's loop does.
+  EXPECT_EQ(tok.encode("lll"), (std::vector<int>{257, byte_id('l')}));
+  EXPECT_EQ(tok.piece(260), "Ġthe");
+  EXPECT_EQ(tok.decode_one(260), " the");
+}
+
+TEST(ByteBpeTokenizer, NoMergeCrossesASplit) {
+  // "t '" and "s 1" would join across the pieces "it" "'s" " 1": the split keeps them apart.
+  const ByteBpeTokenizer tok = make({"t '", "s Ġ", "' s", "Ġ 1"});
+  const std::vector<int> ids = tok.encode("it's 1");
+  EXPECT_EQ(ids, (std::vector<int>{byte_id('i'), byte_id('t'), 258, 259}));
+  // Whitespace: a run before a word leaves its last space to the word.
+  const ByteBpeTokenizer spaces = make({"Ġ Ġ", "Ġ a"});
+  EXPECT_EQ(spaces.encode("   a"), (std::vector<int>{256, 257}));  // "  " then " a"
+  EXPECT_EQ(spaces.encode("a   "), (std::vector<int>{byte_id('a'), 256, byte_id(' ')}));  // a run at the end is one piece
+}
+
+TEST(ByteBpeTokenizer, RoundTripsAnyTextAndCountsCharacters) {
+  const ByteBpeTokenizer tok = make({"Ġ t", "h e", "Ġt he", "Å ¼", "Ã ³"});
+  std::string all = testing::multilingual_text(20000);
+  for (const std::string& t : testing::unseen_texts()) all += t + "\n";
+  const std::vector<int> ids = testing::expect_exact_round_trip(tok, all);
+  long chars = 0;
+  for (const int id : ids) chars += tok.char_count(id);
+  EXPECT_EQ(chars, static_cast<long>(utf8_decode(all, "text").size()));
+  EXPECT_EQ(tok.decode(std::vector<int>{0xC5}), "\xEF\xBF\xBD");  // a lone lead byte: U+FFFD
+  EXPECT_THROW(tok.encode("a\xFF"), Error);
+  EXPECT_FALSE(tok.can_encode("a\xFF"));
+  EXPECT_THROW(tok.decode_one(tok.size()), Error);
+}
+
+TEST(ByteBpeTokenizer, SpecialTokensAreTheVocabularys) {
+  const ByteBpeTokenizer plain = make({"h e"});
+  EXPECT_EQ(plain.specials(), SpecialTokens{});
+  const ByteBpeTokenizer gpt2 = make({"h e"}, {"<|endoftext|>"});
+  EXPECT_EQ(gpt2.specials().bos, 257);
+  EXPECT_EQ(gpt2.specials().eos, 257);
+  EXPECT_EQ(gpt2.specials().pad, -1);
+  EXPECT_EQ(gpt2.decode_one(257), "<|endoftext|>");
+  EXPECT_EQ(gpt2.encode("<|endoftext|>").size(), 13u);  // its characters (bytes: no merges), as GPT-2's encoder
+  // A token outside the byte alphabet stands for its own text.
+  const ByteBpeTokenizer added = make({}, {"<|im start|>"});
+  EXPECT_EQ(added.decode_one(256), "<|im start|>");
+  EXPECT_EQ(added.piece(256), "<|im▁start|>");
+  // potop's own kinds: <pad> 0 .. <unk> 3, and char none.
+  EXPECT_EQ(ByteTokenizer().specials(), kPotopSpecials);
+  EXPECT_EQ(CharTokenizer(std::vector<char32_t>{U'a'}).specials(), SpecialTokens{});
+}
+
+TEST(ByteBpeTokenizer, JsonAndFilesGiveItBack) {
+  const ByteBpeTokenizer tok = make({"h e", "l l", "he ll"}, {"<|endoftext|>"});
+  const std::unique_ptr<Tokenizer> from_json = tokenizer_from_json(tok.to_json(), "json");
+  EXPECT_EQ(from_json->hash(), tok.hash());
+  EXPECT_EQ(from_json->encode("hello"), tok.encode("hello"));
+  const testing::TempDir dir("byte_bpe_files");
+  save_tokenizer_dir(tok, dir);
+  const std::unique_ptr<Tokenizer> loaded = load_tokenizer_dir(dir);
+  EXPECT_EQ(loaded->kind(), "byte_bpe");
+  EXPECT_EQ(loaded->hash(), tok.hash());
+  EXPECT_NE(make({"h e", "l l"}).hash(), make({"l l", "h e"}).hash());  // the merges' order counts
+}
+
+TEST(ByteBpeTokenizer, RefusesVocabulariesItCannotUse) {
+  auto refused = [](const std::vector<std::string>& tokens, const std::vector<std::string>& merges) {
+    return testing::error_message([&] { ByteBpeTokenizer(tokens, merges, "v"); });
+  };
+  std::vector<std::string> tokens = byte_tokens();
+  EXPECT_NE(refused({tokens.begin() + 1, tokens.end()}, {}).find("lacks the byte <0x00>"), std::string::npos);
+  EXPECT_NE(refused(tokens, {"h e"}).find("merge 1 \"h e\": the vocabulary lacks \"he\""), std::string::npos);
+  EXPECT_NE(refused(tokens, {"he"}).find("two tokens separated by one space"), std::string::npos);
+  tokens.push_back("a");
+  EXPECT_NE(refused(tokens, {}).find("\"a\" appears twice"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace potop
