@@ -2,7 +2,6 @@
 
 #include <sentencepiece_processor.h>
 
-#include <array>
 #include <set>
 
 #include "core/error.h"

@@ -71,6 +71,7 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
     throw Error(source + ": too many tokens");
   std::unordered_map<std::string, int> id_of;
   bytes_.resize(tokens_.size());
+  spelled_in_bytes_.assign(tokens_.size(), true);
   for (size_t id = 0; id < tokens_.size(); ++id) {
     const std::string& t = tokens_[id];
     if (t.empty()) throw Error(source + ": token " + std::to_string(id) + " is empty");
@@ -79,6 +80,7 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
     // A token outside the byte alphabet (an added special such as "<|im_start|>" spelled in
     // other characters) stands for its own text and is never the result of a merge.
     if (!byte_level_bytes(t, bytes_[id])) {
+      spelled_in_bytes_[id] = false;
       if (!utf8_valid(t)) throw Error(source + ": token " + std::to_string(id) + " is not valid UTF-8");
       bytes_[id] = t;
     }
@@ -210,8 +212,7 @@ std::string ByteBpeTokenizer::decode(std::span<const int> ids) const {
 std::string ByteBpeTokenizer::piece(int id) const {
   check_id(id, size());
   const std::string& t = tokens_[static_cast<size_t>(id)];
-  std::string unused;
-  return byte_level_bytes(t, unused) ? t : display_piece(t);  // the alphabet is printable, no spaces
+  return spelled_in_bytes_[static_cast<size_t>(id)] ? t : display_piece(t);  // the alphabet is printable, no spaces
 }
 
 int ByteBpeTokenizer::char_count(int id) const {

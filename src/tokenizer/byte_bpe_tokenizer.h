@@ -60,6 +60,7 @@ class ByteBpeTokenizer final : public Tokenizer {
 
   std::vector<std::string> tokens_;  // as vocab.json spells them
   std::vector<std::string> bytes_;   // what each token stands for
+  std::vector<bool> spelled_in_bytes_;  // whether the token is spelled in the byte alphabet (not an added special)
   std::vector<std::string> merges_;  // "left right", by rank
   std::unordered_map<uint64_t, std::pair<int, int>> merge_of_;  // (left id, right id) -> (rank, merged id)
   int byte_id_[256];
