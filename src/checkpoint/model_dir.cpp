@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "checkpoint/hf_import.h"
 #include "checkpoint/train_state.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -179,6 +180,9 @@ nlohmann::json read_config_json(const fs::path& dir) {
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) throw Error(config_path.string() + ": missing (is this a model directory?)");
   const nlohmann::json j = read_json_file(config_path);
+  if (is_hf_config(j))
+    throw Error(config_path.string() + ": a Hugging Face model's config; import it first: potop import " + dir.string() +
+                " --out NEW_DIR");
   if (!j.is_object() || !j.contains("model")) throw Error(config_path.string() + ": no \"model\" object");
   return j;
 }

@@ -109,6 +109,7 @@ Run add_info(CLI::App& app) {
                                   {"default_checkpoint", default_choice}};
       if (has_languages) out["source"] = files.files["source"], out["target"] = files.files["target"];
       if (files.files.contains("quantized")) out["quantized"] = files.files["quantized"];
+      if (files.files.contains("imported")) out["imported"] = files.files["imported"];
       if (kind.kv_cache_per_token) out["kv_cache_bytes_per_token"] = kind.kv_cache_per_token(files.config).first;
       std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return 0;
@@ -125,6 +126,9 @@ Run add_info(CLI::App& app) {
       const auto [bytes, how] = kind.kv_cache_per_token(files.config);
       std::printf("KV cache: %s per token of context (%s, float32)\n", format_bytes(bytes).c_str(), how.c_str());
     }
+    if (const nlohmann::json& im = files.files.value("imported", nlohmann::json()); im.is_object())
+      std::printf("imported: %s from %s (%s tensors; potop import)\n", im.value("architecture", std::string("?")).c_str(),
+                  im.value("from", std::string("?")).c_str(), im.value("dtypes", std::string("?")).c_str());
     const nlohmann::json& t = files.training;
     if (t.is_object() && t.contains("data"))
       std::printf("trained on: %s, %s steps, batch %s, lr %s\n", t.value("data", std::string("?")).c_str(),

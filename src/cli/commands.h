@@ -31,5 +31,6 @@ Run add_classify(CLI::App& app);
 Run add_bert(CLI::App& app);
 Run add_export(CLI::App& app);
 Run add_quantize(CLI::App& app);
+Run add_import(CLI::App& app);
 
 }  // namespace potop::cli

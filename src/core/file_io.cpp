@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +284,42 @@ void ensure_writable_directory(const fs::path& path) {
   if (fd < 0) throw Error(path.string() + ": directory is not writable: " + errno_text(errno));
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+MappedFile::MappedFile(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot open: " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(path.string() + ": cannot stat: " + errno_text(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path.string() + (S_ISDIR(st.st_mode) ? ": is a directory, not a file" : ": is not a regular file"));
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(path.string() + ": cannot map: " + errno_text(err));
+    }
+    data_ = static_cast<const char*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+void MappedFile::release(size_t offset, size_t bytes) const {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = (offset + page - 1) / page * page, end = std::min(offset + bytes, size_) / page * page;
+  if (data_ && begin < end) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {

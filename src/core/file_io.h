@@ -75,6 +75,26 @@ void write_directory_atomic(const std::filesystem::path& dir,
 
 // The whole file. Errors name the path: missing, a directory, unreadable.
 std::string read_file(const std::filesystem::path& path);
+// A file mapped read-only into memory (mmap): its pages are read from disk as they are touched
+// and belong to the page cache, so a large file costs no copy. Errors as read_file's.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Hands the whole pages inside [offset, offset + bytes) back to the kernel (they are read
+  // again if touched): a reader done with a part keeps its resident memory small.
+  void release(size_t offset, size_t bytes) const;
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // The file parsed as JSON; invalid JSON is an Error naming the path too.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 

@@ -241,26 +241,45 @@ Metadata read_safetensors_metadata(const std::filesystem::path& path) {
 }
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : label_(path.string()) {
-  bytes_ = read_file(path);
+  owned_ = std::make_shared<const std::string>(read_file(path));
+  data_ = owned_->data();
+  size_ = owned_->size();
   parse();
 }
 
 SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string& label) {
   SafetensorsFile f;
   f.label_ = label;
-  f.bytes_ = std::move(bytes);
+  f.owned_ = std::make_shared<const std::string>(std::move(bytes));
+  f.data_ = f.owned_->data();
+  f.size_ = f.owned_->size();
   f.parse();
   return f;
+}
+
+SafetensorsFile SafetensorsFile::map(const std::filesystem::path& path) {
+  SafetensorsFile f;
+  f.label_ = path.string();
+  f.mapped_ = std::make_shared<const MappedFile>(path);
+  f.data_ = f.mapped_->data();
+  f.size_ = f.mapped_->size();
+  f.parse();
+  return f;
+}
+
+void SafetensorsFile::release(const std::string& name) const {
+  const auto& i = info(name);
+  if (mapped_) mapped_->release(data_start_ + i.begin, i.bytes());
 }
 
 void SafetensorsFile::fail(const std::string& what) const { throw Error(label_ + ": " + what); }
 
 void SafetensorsFile::parse() {
-  const size_t size = bytes_.size();
+  const size_t size = size_;
   if (size < 8) {
     fail("too short to be a safetensors file (" + std::to_string(size) + " bytes; the 8-byte header length is missing)");
   }
-  const uint64_t n = read_le64(bytes_.data());
+  const uint64_t n = read_le64(data_);
   if (n > kMaxHeaderBytes) {
     fail("header length " + std::to_string(n) + " is absurd (over 100 MB): not a safetensors file, or corrupted");
   }
@@ -283,7 +302,7 @@ void SafetensorsFile::parse() {
   };
   Json header;
   try {
-    const char* begin = bytes_.data() + 8;
+    const char* begin = data_ + 8;
     header = Json::parse(begin, begin + n, note_keys);
   } catch (const Json::exception& ex) {  // parse_error, or out_of_range for a number like 1e999999
     std::string why = ex.what();
@@ -388,7 +407,7 @@ void SafetensorsFile::parse() {
                              stored.find_first_not_of("0123456789abcdefABCDEF", 6) == std::string::npos;
     if (!well_formed) fail("unsupported checksum " + in_quotes(stored) + " in metadata key " + kChecksumKey);
     const uint64_t expected = std::strtoull(stored.c_str() + 6, nullptr, 16);
-    if (xxh64(bytes_.data() + data_start_, data_size) != expected) {
+    if (xxh64(data_ + data_start_, data_size) != expected) {
       fail("checksum mismatch — the file is corrupted or was modified");
     }
   }
@@ -408,7 +427,7 @@ std::optional<std::string> SafetensorsFile::metadata_value(const std::string& ke
 
 std::span<const std::byte> SafetensorsFile::bytes(const std::string& name) const {
   const auto& i = info(name);
-  return {reinterpret_cast<const std::byte*>(bytes_.data() + data_start_ + i.begin), i.bytes()};
+  return {reinterpret_cast<const std::byte*>(data_ + data_start_ + i.begin), i.bytes()};
 }
 
 const SafetensorsInfo& SafetensorsFile::require_f32(const std::string& name) const {
@@ -419,7 +438,7 @@ const SafetensorsInfo& SafetensorsFile::require_f32(const std::string& name) con
 
 std::span<const float> SafetensorsFile::f32(const std::string& name) const {
   const auto& i = require_f32(name);
-  const char* p = bytes_.data() + data_start_ + i.begin;
+  const char* p = data_ + data_start_ + i.begin;
   if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0) {
     fail("tensor " + in_quotes(name) + " is not 4-byte aligned in the file; copy it out with copy_f32_into");
   }
@@ -432,7 +451,7 @@ void SafetensorsFile::copy_f32_into(const std::string& name, float* dst, const S
     fail("tensor " + in_quotes(name) + " has shape " + shape_string(i.shape) + " in the file, but " +
          shape_string(expected) + " is expected");
   }
-  if (i.bytes()) std::memcpy(dst, bytes_.data() + data_start_ + i.begin, i.bytes());
+  if (i.bytes()) std::memcpy(dst, data_ + data_start_ + i.begin, i.bytes());
 }
 
 }  // namespace potop

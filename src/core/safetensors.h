@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,8 @@
 #include "core/tensor.h"
 
 namespace potop {
+
+class MappedFile;  // core/file_io.h
 
 enum class Dtype { BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, I64, U64, F64 };
 
@@ -86,6 +89,10 @@ class SafetensorsFile {
  public:
   // Reads and validates the whole file.
   explicit SafetensorsFile(const std::filesystem::path& path);
+  // Maps the file instead (MappedFile): a tensor's pages are read when it is, so a file larger
+  // than memory can be read tensor by tensor, each released after use (release()). The header is
+  // validated as the constructor's; a checksum, when the metadata holds one, is verified.
+  static SafetensorsFile map(const std::filesystem::path& path);
   // Validates bytes already in memory; `label` stands for the path in error messages.
   static SafetensorsFile from_bytes(std::string bytes, const std::string& label);
 
@@ -103,6 +110,8 @@ class SafetensorsFile {
   // The tensor's F32 values in place. Error if it is not F32 (naming both dtypes) or not
   // 4-byte aligned in memory (possible only in files from other tools; copy_f32_into copes).
   std::span<const float> f32(const std::string& name) const;
+  // Gives the memory of a mapped file's tensor back (MappedFile::release); nothing for a file read whole.
+  void release(const std::string& name) const;
   // Copies an F32 tensor into dst, which holds shape_numel(expected) floats. Error naming the
   // tensor and both shapes if the file's shape differs, or if the tensor is absent or not F32.
   void copy_f32_into(const std::string& name, float* dst, const Shape& expected) const;
@@ -114,7 +123,11 @@ class SafetensorsFile {
   const SafetensorsInfo& require_f32(const std::string& name) const;
 
   std::string label_;
-  std::string bytes_;
+  // The file's bytes: read whole (a string) or mapped. Shared, so that a moved file keeps them.
+  std::shared_ptr<const std::string> owned_;
+  std::shared_ptr<const MappedFile> mapped_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
   size_t data_start_ = 0;
   std::vector<SafetensorsInfo> infos_;  // data-section order
   std::vector<std::string> names_;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "nn/foreign_model.h"
 #include "nn/model.h"
 #include "nn/parameters.h"
 #include "nn/tasks.h"
@@ -35,6 +36,8 @@ struct ExportResult {
   std::vector<std::string> notes;  // lines for the user: fallbacks, what the other program does differently
   std::string summary;             // what was written: "llama.cpp gpt2, f16 weights, 28 tensors, 1.2 MB"
 };
+// potop import: a Hugging Face model as one of potop's (nn/foreign_model.h).
+using HfImporter = std::function<ImportedModel(const ImportRequest& request)>;
 using ExportWriter = std::function<ExportResult(const Model& model, const Tokenizer& tokenizer, const ExportRequest& request)>;
 
 struct ModelKind {
@@ -70,6 +73,10 @@ struct ModelKind {
   // model's folder (its tensor names there), as llama.cpp keeps one table per architecture; null
   // when the kind has none.
   ExportWriter export_gguf = {}, export_hf = {};
+  // potop import: the Hugging Face architectures (config.json's "architectures") this kind reads,
+  // and its importer, in the model's folder beside its export; empty when it reads none.
+  std::vector<std::string> hf_architectures = {};
+  HfImporter import_hf = {};
 
   bool can(Task task) const;
 };

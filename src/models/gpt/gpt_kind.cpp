@@ -4,6 +4,7 @@
 #include "models/gpt/gpt.h"
 #include "models/gpt/gpt_gguf.h"
 #include "models/gpt/gpt_hf_export.h"
+#include "models/gpt/gpt_hf_import.h"
 
 namespace potop {
 
@@ -56,6 +57,8 @@ const ModelKind& gpt_kind() {
       .lends_body = true,
       .export_gguf = write_gguf,
       .export_hf = write_hf,
+      .hf_architectures = {"GPT2LMHeadModel", "GPT2Model"},
+      .import_hf = import_gpt2_hf,
   });
   return kind;
 }

@@ -4,6 +4,7 @@
 #include "models/llama/llama.h"
 #include "models/llama/llama_gguf.h"
 #include "models/llama/llama_hf_export.h"
+#include "models/llama/llama_hf_import.h"
 
 namespace potop {
 
@@ -59,6 +60,8 @@ const ModelKind& llama_kind() {
       },
       .export_gguf = write_gguf,
       .export_hf = write_hf,
+      .hf_architectures = {"LlamaForCausalLM"},
+      .import_hf = import_llama_hf,
   });
   return kind;
 }

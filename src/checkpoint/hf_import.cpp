@@ -1,0 +1,205 @@
+#include "checkpoint/hf_import.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "checkpoint/model_dir.h"
+#include "checkpoint/weights.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/safetensors.h"
+#include "kernels/quant.h"
+#include "tokenizer/byte_bpe_tokenizer.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
+
+namespace potop {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The tensors of model.safetensors, or of the shards model.safetensors.index.json lists, mapped.
+class HfTensorFiles final : public ForeignTensors {
+ public:
+  explicit HfTensorFiles(const fs::path& dir) {
+    const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+    if (fs::exists(single)) {
+      add_file(single);
+    } else if (fs::exists(index)) {
+      const nlohmann::json j = read_json_file(index);
+      if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object() || j["weight_map"].empty())
+        throw Error(index.string() + ": no \"weight_map\" object naming each tensor's file");
+      std::map<std::string, std::string> wanted;  // tensor -> shard
+      for (const auto& [name, file] : j["weight_map"].items()) {
+        if (!file.is_string() || file.get<std::string>().find('/') != std::string::npos)
+          throw Error(index.string() + ": weight_map's " + name + " is not a file name beside it");
+        wanted[name] = file.get<std::string>();
+      }
+      std::set<std::string> shards;
+      for (const auto& [name, file] : wanted)
+        if (shards.insert(file).second) add_file(dir / file);
+      for (const auto& [name, file] : wanted) {
+        const auto it = where_.find(name);
+        if (it == where_.end() || files_[it->second].path() != (dir / file).string())
+          throw Error((dir / file).string() + ": has no tensor " + name + ", which " + index.string() + " puts there");
+      }
+    } else {
+      for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json", "model.ckpt.index", "tf_model.h5"})
+        if (fs::exists(dir / pickle))
+          throw Error(dir.string() + ": holds " + pickle + " but no model.safetensors; potop reads safetensors only "
+                      "(convert with transformers: model.save_pretrained(dir, safe_serialization=True))");
+      throw Error(dir.string() + ": no model.safetensors or model.safetensors.index.json");
+    }
+  }
+
+  std::vector<std::string> names() const override {
+    std::vector<std::string> out;
+    for (const SafetensorsFile& f : files_)
+      for (const std::string& n : f.names()) out.push_back(n);
+    return out;
+  }
+  bool has(const std::string& name) const override { return where_.count(name) != 0; }
+  Shape shape(const std::string& name) const override { return info(name).shape; }
+  std::string file_of(const std::string& name) const override {
+    const auto it = where_.find(name);
+    return it == where_.end() ? (files_.size() == 1 ? files_[0].path() : dir_string()) : files_[it->second].path();
+  }
+
+  void read(const std::string& name, float* dst) const override {
+    const SafetensorsFile& f = file(name);
+    const SafetensorsInfo& i = f.info(name);
+    const std::span<const std::byte> bytes = f.bytes(name);
+    const size_t n = i.numel();
+    switch (i.dtype) {
+      case Dtype::F32:
+        std::memcpy(dst, bytes.data(), n * sizeof(float));
+        break;
+      case Dtype::F16:
+        for (size_t k = 0; k < n; ++k) {
+          uint16_t h;
+          std::memcpy(&h, bytes.data() + 2 * k, 2);
+          dst[k] = f16_to_f32(h);
+        }
+        break;
+      case Dtype::BF16:  // the upper half of a float32
+        for (size_t k = 0; k < n; ++k) {
+          uint16_t h;
+          std::memcpy(&h, bytes.data() + 2 * k, 2);
+          const uint32_t bits = uint32_t{h} << 16;
+          std::memcpy(dst + k, &bits, 4);
+        }
+        break;
+      default:
+        throw Error(f.path() + ": tensor " + name + " is " + dtype_name(i.dtype) +
+                    "; potop imports F32, F16 and BF16 tensors");
+    }
+    f.release(name);
+  }
+
+  // The stored types, "BF16, F32".
+  std::string dtypes() const {
+    std::set<std::string> seen;
+    for (const SafetensorsFile& f : files_)
+      for (const std::string& n : f.names()) seen.insert(dtype_name(f.info(n).dtype));
+    std::string out;
+    for (const std::string& d : seen) out += (out.empty() ? "" : ", ") + d;
+    return out;
+  }
+  size_t count() const { return where_.size(); }
+
+ private:
+  void add_file(const fs::path& path) {
+    if (!fs::exists(path)) throw Error(path.string() + ": missing");
+    files_.push_back(SafetensorsFile::map(path));
+    for (const std::string& n : files_.back().names())
+      if (!where_.emplace(n, files_.size() - 1).second)
+        throw Error(path.string() + ": tensor " + n + " is in " + files_[where_[n]].path() + " as well");
+  }
+  const SafetensorsFile& file(const std::string& name) const {
+    const auto it = where_.find(name);
+    if (it == where_.end()) throw Error(dir_string() + ": no tensor " + name);
+    return files_[it->second];
+  }
+  const SafetensorsInfo& info(const std::string& name) const { return file(name).info(name); }
+  std::string dir_string() const {
+    return files_.empty() ? std::string("the model") : fs::path(files_[0].path()).parent_path().string();
+  }
+
+  std::vector<SafetensorsFile> files_;
+  std::map<std::string, size_t> where_;  // tensor -> files_ index
+};
+
+// The kind whose importer reads `architecture`.
+const ModelKind& kind_for(const std::string& architecture, const std::string& config_file) {
+  std::string known;
+  for (const ModelKind* kind : model_kinds())
+    for (const std::string& a : kind->hf_architectures) {
+      if (a == architecture) return *kind;
+      known += (known.empty() ? "" : ", ") + a;
+    }
+  throw Error(config_file + ": architectures " + architecture + ": potop imports " + known);
+}
+
+}  // namespace
+
+bool is_hf_config(const nlohmann::json& j) {
+  return j.is_object() && !j.contains("kind") && (j.contains("architectures") || j.contains("model_type"));
+}
+
+std::unique_ptr<Tokenizer> read_hf_tokenizer(const fs::path& dir, std::string& from) {
+  if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")) {
+    from = "vocab.json and merges.txt";
+    return ByteBpeTokenizer::load(dir / "vocab.json", dir / "merges.txt");
+  }
+  if (fs::exists(dir / "tokenizer.model")) {
+    from = "tokenizer.model";
+    return SentencePieceTokenizer::load(dir / "tokenizer.model");
+  }
+  if (fs::exists(dir / "tokenizer.json"))
+    throw Error((dir / "tokenizer.json").string() +
+                ": potop does not read tokenizer.json yet; it reads vocab.json with merges.txt, or tokenizer.model");
+  throw Error(dir.string() + ": no tokenizer files (vocab.json and merges.txt, or tokenizer.model)");
+}
+
+ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {
+  if (!fs::is_directory(src)) throw Error(src.string() + ": not a directory (expected a Hugging Face model directory)");
+  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+    throw Error("--out " + out.string() + ": exists; potop import writes a new or empty directory and replaces nothing");
+  const fs::path config_file = src / "config.json";
+  if (!fs::exists(config_file)) throw Error(config_file.string() + ": missing (is this a Hugging Face model directory?)");
+  const nlohmann::json config = read_json_file(config_file);
+  if (!config.is_object()) throw Error(config_file.string() + ": not a JSON object");
+  if (config.contains("kind") && config.contains("model"))
+    throw Error(src.string() + ": is already a potop model directory; potop's commands load it as it is");
+  const auto archs = config.find("architectures");
+  if (archs == config.end() || !archs->is_array() || archs->size() != 1 || !(*archs)[0].is_string())
+    throw Error(config_file.string() + ": architectures: expected one architecture, such as [\"GPT2LMHeadModel\"]");
+
+  ImportSummary s;
+  s.architecture = (*archs)[0].get<std::string>();
+  s.kind = &kind_for(s.architecture, config_file.string());
+  std::string from;
+  const std::unique_ptr<Tokenizer> tokenizer = read_hf_tokenizer(src, from);
+  s.tokenizer = tokenizer->kind() + ", " + std::to_string(tokenizer->size()) + " tokens, from " + from;
+  const HfTensorFiles tensors(src);
+  s.dtypes = tensors.dtypes();
+  s.tensors = tensors.count();
+
+  ImportedModel m = s.kind->import_hf({config, config_file.string(), tensors, *tokenizer});
+  const nlohmann::json normalized = s.kind->normalize(m.config, config_file.string());
+  s.notes = std::move(m.notes);
+  s.parameters = m.model->parameters().count();
+  const nlohmann::json imported = {
+      {"imported", {{"from", fs::absolute(src).lexically_normal().string()}, {"architecture", s.architecture},
+                    {"dtypes", s.dtypes}}}};
+  write_directory_atomic(out, [&](const fs::path& staging) {
+    save_model_files(staging, s.kind->name, normalized, *tokenizer, nlohmann::json::object(), imported);
+    save_weights(staging / "latest.safetensors", m.model->parameters(), ModelHeader{s.kind->name, normalized, tokenizer.get()},
+                 {{"imported_from", s.architecture}});
+  });
+  return s;
+}
+
+}  // namespace potop

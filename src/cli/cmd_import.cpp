@@ -1,0 +1,44 @@
+// `potop import DIR --out NEW`: a Hugging Face model directory (GPT-2, Llama) as a potop model
+// directory, which every command then takes (checkpoint/hf_import.h, docs/import.md).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "checkpoint/hf_import.h"
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace potop::cli {
+
+namespace {
+
+struct ImportArgs {
+  std::string src, out;
+};
+
+int run_import(const ImportArgs& a) {
+  if (a.out.empty()) throw Error("--out: give the new model directory to write");
+  const auto start = std::chrono::steady_clock::now();
+  const ImportSummary s = import_hf_dir(a.src, a.out);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& note : s.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  std::fprintf(stderr, "import: %s (%s, %zu tensors, %s) -> %s: %s of %.1fM parameters; tokenizer %s; in %.1f s\n",
+               a.src.c_str(), s.architecture.c_str(), s.tensors, s.dtypes.c_str(), a.out.c_str(), s.kind->noun.c_str(),
+               static_cast<double>(s.parameters) / 1e6, s.tokenizer.c_str(), seconds);
+  return 0;
+}
+
+}  // namespace
+
+Run add_import(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "import", "read a Hugging Face model directory (GPT-2, Llama: config.json, model.safetensors and its tokenizer "
+                "files) into a new potop model directory");
+  auto a = std::make_shared<ImportArgs>();
+  cmd->add_option("source", a->src, "the Hugging Face directory (what huggingface-cli download writes)")->required();
+  cmd->add_option("-o,--out", a->out, "the potop model directory to write (new or empty); a failure leaves nothing")
+      ->required();
+  return [a]() { return run_import(*a); };
+}
+
+}  // namespace potop::cli

@@ -1,0 +1,79 @@
+#include "models/gpt/gpt_hf_import.h"
+
+#include <cmath>
+#include <string>
+
+#include "kernels/layernorm.h"
+#include "models/gpt/gpt.h"
+
+namespace potop {
+
+namespace {
+
+GPTConfig gpt2_config(const ForeignConfig& f, std::vector<std::string>& notes) {
+  GPTConfig c;
+  c.vocab_size = f.integer("vocab_size");
+  c.block_size = f.integer("n_positions");
+  c.n_embd = f.integer("n_embd");
+  c.n_layer = f.integer("n_layer");
+  c.n_head = f.integer("n_head");
+  c.bias = true;
+  c.norm = NormPlacement::kPre;
+  c.positions = PositionEncoding::kLearned;
+  const std::string act = f.string("activation_function", "gelu_new");
+  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+    throw f.refuse("activation_function",
+                   "potop's GPT computes GELU's tanh approximation (gelu_new, gelu_pytorch_tanh) only");
+  c.activation = Activation::kGelu;
+  if (std::fabs(f.number("layer_norm_epsilon", 1e-5) - kLayerNormEps) > 1e-12)
+    throw f.refuse("layer_norm_epsilon", "potop's GPT normalizes with eps 1e-5, GPT-2's");
+  if (f.has("n_inner") && c.n_embd > 0 && f.integer("n_inner") != 4 * c.n_embd)
+    throw f.refuse("n_inner", "potop's GPT has an MLP of 4 · n_embd");
+  if (!f.boolean("scale_attn_weights", true))
+    throw f.refuse("scale_attn_weights", "potop's attention divides scores by √head size");
+  if (f.boolean("scale_attn_by_inverse_layer_idx", false))
+    throw f.refuse("scale_attn_by_inverse_layer_idx", "potop's attention scales every layer alike");
+  if (f.has("add_cross_attention") && f.boolean("add_cross_attention", false))
+    throw f.refuse("add_cross_attention", "potop imports GPT-2 as a decoder without cross-attention");
+  // Dropout matters only when the model is fine-tuned: potop has one rate, GPT-2 three.
+  c.dropout = static_cast<float>(f.number("resid_pdrop", 0.1));
+  if (f.number("attn_pdrop", c.dropout) != f.number("resid_pdrop", 0.1) ||
+      f.number("embd_pdrop", c.dropout) != f.number("resid_pdrop", 0.1))
+    notes.push_back("dropout: potop has one rate for GPT-2's embd_pdrop, attn_pdrop and resid_pdrop; it takes "
+                    "resid_pdrop, " + std::to_string(c.dropout));
+  c.validate(f.file());
+  return c;
+}
+
+}  // namespace
+
+ImportedModel import_gpt2_hf(const ImportRequest& r) {
+  const ForeignConfig f(r.config, r.config_file);
+  ImportedModel out;
+  const GPTConfig c = gpt2_config(f, out.notes);
+  if (c.vocab_size != r.tokenizer.size())
+    throw f.refuse("vocab_size", "the tokenizer beside it has " + std::to_string(r.tokenizer.size()) + " tokens");
+  auto gpt = std::make_unique<GPT>(c);
+  ParameterFiller fill(gpt->parameters(), r.tensors);
+  // GPT2LMHeadModel's files name the body "transformer."; GPT2Model's, and GPT-2's own on the
+  // hub, do not.
+  const std::string t = r.tensors.has("transformer.wte.weight") ? "transformer." : "";
+  fill.same("wte.weight", t + "wte.weight");
+  fill.same("wpe.weight", t + "wpe.weight");
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    for (const char* part : {"ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"})
+      for (const char* what : {".weight", ".bias"}) fill.same(p + part + what, t + p + part + what);
+    for (const char* buffer : {"attn.bias", "attn.masked_bias"})  // the causal mask, not a parameter
+      if (r.tensors.has(t + p + buffer)) fill.ignore(t + p + buffer);
+  }
+  fill.same("ln_f.weight", t + "ln_f.weight");
+  fill.same("ln_f.bias", t + "ln_f.bias");
+  if (r.tensors.has("lm_head.weight")) fill.equal("wte.weight", "lm_head.weight");
+  fill.finish("GPT-2");
+  out.config = to_json(c);
+  out.model = std::move(gpt);
+  return out;
+}
+
+}  // namespace potop

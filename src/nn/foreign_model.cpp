@@ -1,0 +1,110 @@
+#include "nn/foreign_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+
+namespace potop {
+
+int ForeignConfig::integer(const std::string& key) const {
+  if (!has(key)) throw Error(file_ + ": " + key + " is missing");
+  const nlohmann::json& v = j_.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > std::numeric_limits<int>::max())
+    throw refuse(key, "expected a non-negative integer");
+  return v.get<int>();
+}
+
+double ForeignConfig::number(const std::string& key) const {
+  if (!has(key)) throw Error(file_ + ": " + key + " is missing");
+  const nlohmann::json& v = j_.at(key);
+  if (!v.is_number()) throw refuse(key, "expected a number");
+  return v.get<double>();
+}
+
+bool ForeignConfig::boolean(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = j_.at(key);
+  if (!v.is_boolean()) throw refuse(key, "expected true or false");
+  return v.get<bool>();
+}
+
+std::string ForeignConfig::string(const std::string& key, const std::string& fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = j_.at(key);
+  if (!v.is_string()) throw refuse(key, "expected a string");
+  return v.get<std::string>();
+}
+
+Error ForeignConfig::refuse(const std::string& key, const std::string& why) const {
+  return Error(file_ + ": " + key + " " + (j_.contains(key) ? j_.at(key).dump() : std::string("(absent)")) + ": " + why);
+}
+
+const TensorSpec& ParameterFiller::spec(const std::string& name) const {
+  const TensorSpec* s = params_.layout().find(name);
+  POTOP_CHECK(s, "the model has no parameter " + name);
+  return *s;
+}
+
+std::vector<float> ParameterFiller::read(const std::string& foreign, const Shape& shape, const std::string& name) {
+  if (!tensors_.has(foreign))
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is missing (potop's " + name + ")");
+  const Shape got = tensors_.shape(foreign);
+  if (got != shape)
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) + ", the config says " +
+                shape_string(shape));
+  if (!read_.insert(foreign).second) throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is read twice");
+  std::vector<float> values(shape_numel(shape));
+  tensors_.read(foreign, values.data());
+  return values;
+}
+
+void ParameterFiller::same(const std::string& name, const std::string& foreign) {
+  const TensorSpec& s = spec(name);
+  const std::vector<float> v = read(foreign, s.shape, name);
+  std::memcpy(params_.values().at(s), v.data(), v.size() * sizeof(float));
+  filled_[name] += v.size();
+}
+
+void ParameterFiller::linear_columns(const std::string& name, const std::string& foreign, int64_t c0) {
+  const TensorSpec& s = spec(name);
+  POTOP_CHECK(s.shape.size() == 2, name + " is not a matrix");
+  const int64_t in = s.shape[0], out = s.shape[1];
+  if (!tensors_.has(foreign))
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is missing (potop's " + name + ")");
+  const Shape got = tensors_.shape(foreign);
+  const int64_t rows = got.size() == 2 ? got[0] : -1;
+  if (rows < 1 || c0 + rows > out)
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +
+                ", which does not fit the config's shapes");
+  const std::vector<float> w = read(foreign, {rows, in}, name);
+  float* dst = params_.values().at(s);
+  for (int64_t i = 0; i < in; ++i)
+    for (int64_t r = 0; r < rows; ++r) dst[i * out + c0 + r] = w[static_cast<size_t>(r * in + i)];
+  filled_[name] += w.size();
+}
+
+void ParameterFiller::equal(const std::string& name, const std::string& foreign) {
+  const TensorSpec& s = spec(name);
+  POTOP_CHECK(filled_[name] == shape_numel(s.shape), name + " must be filled before it is compared");
+  const std::vector<float> v = read(foreign, s.shape, name);
+  if (std::memcmp(v.data(), params_.values().at(s), v.size() * sizeof(float)) != 0)
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " differs from the one the config ties it to (" +
+                name + "); potop's model ties them");
+}
+
+void ParameterFiller::finish(const std::string& architecture) const {
+  for (const TensorSpec& s : params_.layout().specs()) {
+    const auto it = filled_.find(s.name);
+    const size_t got = it == filled_.end() ? 0 : it->second;
+    POTOP_CHECK(got == shape_numel(s.shape), "the importer filled " + std::to_string(got) + " of " +
+                                                 std::to_string(shape_numel(s.shape)) + " values of " + s.name);
+  }
+  for (const std::string& name : tensors_.names())
+    if (!read_.count(name))
+      throw Error(tensors_.file_of(name) + ": tensor " + name + " is not one of " + architecture +
+                  "'s, so potop cannot import it");
+}
+
+}  // namespace potop

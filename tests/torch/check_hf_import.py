@@ -1,0 +1,261 @@
+"""potop import (src/checkpoint/hf_import.h) of Hugging Face directories written here by PyTorch,
+checked against PyTorch's forward pass on the same weights, without transformers.
+
+    /usr/bin/python3 tests/torch/check_hf_import.py <potop binary> <unit_tests binary>
+
+Each case is a directory as transformers' save_pretrained or the hub lays it out, with random
+weights under Hugging Face's tensor names and shapes (modeling_gpt2, modeling_llama), a config.json
+and GPT-2-style vocab.json + merges.txt (a byte-level BPE learned here on a short text):
+  - GPT2LMHeadModel, F32, "transformer." names, with the causal-mask buffers older files hold;
+  - GPT2Model, F16, no prefix, sharded over two files by model.safetensors.index.json;
+  - GPT2LMHeadModel, BF16, with lm_head.weight stored beside the tied wte;
+  - LlamaForCausalLM, F32, grouped-query attention (4 heads, 2 K/V heads), untied head;
+  - LlamaForCausalLM, BF16, SmolLM2's pattern (3 heads sharing 1 K/V head, tied head,
+    rope_theta 100000), sharded, with rotary inv_freq buffers.
+potop imports each (`potop import`); unit_tests' HfImport.WritesLogitsOfImportedModels computes
+the imported model's logits for random ids, which must equal those of GPT-2's and Llama's forward
+passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounded) weights. The
+imported directories then work with potop info, sample and eval. Without torch it exits 77 (a skip; a failure with
+POTOP_STRICT_SKIPS=1).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+SKIP = 77
+TEXT = ("Potop. Zażółć gęślą jaźń, pchnąć w tę łódź jeża! The quick brown fox jumps over the lazy dog. "
+        "Кмициц и Оленька. 深度学习 🙂 def f(x): return x * 2\n") * 3
+
+
+def learn_byte_bpe(text, merges_wanted):
+    """A byte-level BPE as GPT-2's files hold it: the 256 byte characters, merges, <|endoftext|>."""
+    from check_hf_export import bytes_to_unicode
+    alphabet = bytes_to_unicode()
+    vocab = [alphabet[b] for b in range(256)]
+    words = [[alphabet[b] for b in w.encode("utf-8")] for w in text.split(" ")]
+    merges = []
+    for _ in range(merges_wanted):
+        counts = {}
+        for w in words:
+            for a, b in zip(w, w[1:]):
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+        if not counts:
+            break
+        (a, b), _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append(f"{a} {b}")
+        vocab.append(a + b)
+        for w in words:
+            i = 0
+            while i < len(w) - 1:
+                if w[i] == a and w[i + 1] == b:
+                    w[i:i + 2] = [a + b]
+                i += 1
+    vocab.append("<|endoftext|>")
+    return {t: i for i, t in enumerate(vocab)}, merges
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: name -> float32 numpy array, stored as dtype (F32, F16, BF16)."""
+    import numpy as np
+    import torch
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, a in tensors.items():
+        if dtype == "F32" or a.dtype != np.float32:
+            data = a.astype(np.float32).tobytes()
+            kind = "F32"
+        elif dtype == "F16":
+            data, kind = a.astype(np.float16).tobytes(), "F16"
+        else:
+            data, kind = torch.from_numpy(a).to(torch.bfloat16).view(torch.int16).numpy().tobytes(), "BF16"
+        header[name] = {"dtype": kind, "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
+def stored(a, dtype):
+    """The values a file of this dtype holds, as float64."""
+    import numpy as np
+    import torch
+    if dtype == "F16":
+        return a.astype(np.float16).astype(np.float64)
+    if dtype == "BF16":
+        return torch.from_numpy(a).to(torch.bfloat16).double().numpy()
+    return a.astype(np.float64)
+
+
+def gpt2_state(rng, C, L, V, T):
+    """GPT2LMHeadModel's parameters under "transformer." names, spread so that each matters."""
+    s = {"transformer.wte.weight": rng.normal(0, 0.3, (V, C)), "transformer.wpe.weight": rng.normal(0, 0.1, (T, C))}
+    for l in range(L):
+        h = f"transformer.h.{l}."
+        for ln in ["ln_1", "ln_2"]:
+            s[h + ln + ".weight"], s[h + ln + ".bias"] = 1 + rng.normal(0, 0.2, C), rng.normal(0, 0.1, C)
+        for name, n_in, n_out in [("attn.c_attn", C, 3 * C), ("attn.c_proj", C, C), ("mlp.c_fc", C, 4 * C),
+                                  ("mlp.c_proj", 4 * C, C)]:
+            s[h + name + ".weight"] = rng.normal(0, 1 / n_in ** 0.5, (n_in, n_out))
+            s[h + name + ".bias"] = rng.normal(0, 0.1, n_out)
+    s["transformer.ln_f.weight"], s["transformer.ln_f.bias"] = 1 + rng.normal(0, 0.2, C), rng.normal(0, 0.1, C)
+    return {k: v.astype("float32") for k, v in s.items()}
+
+
+def llama_state(rng, C, L, V, H, Hkv, F, tie):
+    D = C // H
+    s = {"model.embed_tokens.weight": rng.normal(0, 0.5, (V, C)), "model.norm.weight": 1 + rng.normal(0, 0.2, C)}
+    for l in range(L):
+        p = f"model.layers.{l}."
+        s[p + "input_layernorm.weight"] = 1 + rng.normal(0, 0.2, C)
+        s[p + "post_attention_layernorm.weight"] = 1 + rng.normal(0, 0.2, C)
+        for name, n_out, n_in in [("self_attn.q_proj", H * D, C), ("self_attn.k_proj", Hkv * D, C),
+                                  ("self_attn.v_proj", Hkv * D, C), ("self_attn.o_proj", C, H * D),
+                                  ("mlp.gate_proj", F, C), ("mlp.up_proj", F, C), ("mlp.down_proj", C, F)]:
+            s[p + name + ".weight"] = rng.normal(0, 1 / n_in ** 0.5, (n_out, n_in))
+    if not tie:
+        s["lm_head.weight"] = rng.normal(0, 0.3, (V, C))
+    return {k: v.astype("float32") for k, v in s.items()}
+
+
+def write_case(root, name, cfg, state, dtype, vocab, merges, shards=1, extra=None):
+    """The HF directory root/name/hf; returns the reference weights (float64 of what is stored)."""
+    import numpy as np
+    hf = os.path.join(root, name, "hf")
+    os.makedirs(hf)
+    json.dump(cfg, open(os.path.join(hf, "config.json"), "w"), indent=2)
+    json.dump(vocab, open(os.path.join(hf, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
+    open(os.path.join(hf, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
+    tensors = dict(state)
+    tensors.update(extra or {})
+    names = list(tensors)
+    if shards == 1:
+        write_safetensors(os.path.join(hf, "model.safetensors"), tensors, dtype)
+    else:
+        weight_map, per = {}, (len(names) + shards - 1) // shards
+        for k in range(shards):
+            file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+            part = {n: tensors[n] for n in names[k * per:(k + 1) * per]}
+            write_safetensors(os.path.join(hf, file), part, dtype)
+            weight_map.update({n: file for n in part})
+        json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map},
+                  open(os.path.join(hf, "model.safetensors.index.json"), "w"), indent=2)
+    return {k: stored(v, dtype) for k, v in state.items()}, np
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        import numpy as np
+        import torch  # noqa: F401
+    except ImportError as e:
+        if os.environ.get("POTOP_STRICT_SKIPS") == "1":
+            print(f"FAIL: {e}: the check needs torch and numpy (scripts/setup.sh --all)", file=sys.stderr)
+            return 1
+        print(f"skip cli.hf_import_torch ({e}; scripts/setup.sh --all installs torch)")
+        return SKIP
+    from check_hf_export import gpt2_logits, llama_logits
+    potop, unit_tests = sys.argv[1], sys.argv[2]
+    rng = np.random.default_rng(7)
+    vocab, merges = learn_byte_bpe(TEXT, 60)
+    V = len(vocab)
+    failures = 0
+
+    def check(ok, what):
+        nonlocal failures
+        print(("ok   " if ok else "FAIL: ") + what, file=sys.stdout if ok else sys.stderr)
+        failures += 0 if ok else 1
+
+    with tempfile.TemporaryDirectory(prefix="potop-hf-import.") as root:
+        refs = {}
+        C, L, T = 32, 2, 48
+        gpt2_cfg = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": V, "n_positions": T,
+                    "n_ctx": T, "n_embd": C, "n_layer": L, "n_head": 4, "n_inner": None,
+                    "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.1,
+                    "embd_pdrop": 0.1, "attn_pdrop": 0.1, "bos_token_id": V - 1, "eos_token_id": V - 1,
+                    "scale_attn_weights": True, "tie_word_embeddings": True}
+        # 1. F32, "transformer." names, causal-mask buffers (bias (1, 1, T, T), masked_bias ()).
+        state = gpt2_state(rng, C, L, V, T)
+        buffers = {}
+        for l in range(L):
+            buffers[f"transformer.h.{l}.attn.bias"] = np.tril(np.ones((T, T), np.float32))[None, None]
+            buffers[f"transformer.h.{l}.attn.masked_bias"] = np.array(-1e4, np.float32)
+        w, _ = write_case(root, "gpt2-f32-buffers", gpt2_cfg, state, "F32", vocab, merges, extra=buffers)
+        refs["gpt2-f32-buffers"] = ("gpt2", gpt2_cfg, w)
+        # 2. GPT2Model: no prefix, F16, two shards.
+        state = gpt2_state(rng, C, L, V, T)
+        plain = {k[len("transformer."):]: v for k, v in state.items()}
+        cfg = dict(gpt2_cfg, architectures=["GPT2Model"], activation_function="gelu_pytorch_tanh")
+        w, _ = write_case(root, "gpt2model-f16-sharded", cfg, plain, "F16", vocab, merges, shards=2)
+        refs["gpt2model-f16-sharded"] = ("gpt2", gpt2_cfg, {"transformer." + k: v for k, v in w.items()})
+        # 3. BF16 with lm_head.weight stored beside wte (tied: the same values).
+        state = gpt2_state(rng, C, L, V, T)
+        w, _ = write_case(root, "gpt2-bf16-lm-head", gpt2_cfg, state, "BF16", vocab, merges,
+                          extra={"lm_head.weight": state["transformer.wte.weight"]})
+        refs["gpt2-bf16-lm-head"] = ("gpt2", gpt2_cfg, w)
+        # 4. Llama, F32, grouped-query attention, untied head.
+        llama_cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": V, "hidden_size": C,
+                     "intermediate_size": 64, "num_hidden_layers": L, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "hidden_act": "silu", "max_position_embeddings": T,
+                     "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "rope_scaling": None, "attention_bias": False,
+                     "mlp_bias": False, "tie_word_embeddings": False, "bos_token_id": V - 1, "eos_token_id": V - 1}
+        state = llama_state(rng, C, L, V, 4, 2, 64, tie=False)
+        w, _ = write_case(root, "llama-f32-gqa-untied", llama_cfg, state, "F32", vocab, merges)
+        refs["llama-f32-gqa-untied"] = ("llama", llama_cfg, w)
+        # 5. SmolLM2's pattern: 3 heads over 1 K/V head, tied, rope_theta 1e5, BF16, sharded, inv_freq buffers.
+        cfg = dict(llama_cfg, hidden_size=48, intermediate_size=128, num_attention_heads=3, num_key_value_heads=1,
+                   head_dim=16, rope_theta=100000.0, tie_word_embeddings=True, rms_norm_eps=1e-5)
+        state = llama_state(rng, 48, L, V, 3, 1, 128, tie=True)
+        inv = {f"model.layers.{l}.self_attn.rotary_emb.inv_freq": np.ones(8, np.float32) for l in range(L)}
+        w, _ = write_case(root, "smollm-bf16-tied-sharded", cfg, state, "BF16", vocab, merges, shards=3, extra=inv)
+        refs["smollm-bf16-tied-sharded"] = ("llama", cfg, w)
+
+        for case, (arch, cfg, weights) in refs.items():
+            d = os.path.join(root, case)
+            r = subprocess.run([potop, "import", os.path.join(d, "hf"), "--out", os.path.join(d, "potop")],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, f"{case}: potop import ({r.stderr.strip().splitlines()[-1] if r.stderr else ''})")
+            ids = [int(i) for i in rng.integers(0, V, 40)]
+            json.dump(ids, open(os.path.join(d, "ids.json"), "w"))
+        env = dict(os.environ, POTOP_HF_IMPORT_CHECK=root)
+        r = subprocess.run([unit_tests, "--gtest_filter=HfImport.WritesLogitsOfImportedModels"], env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(r.stdout[-4000:], r.stderr[-4000:], sep="\n", file=sys.stderr)
+            print("FAIL: unit_tests could not compute the imported models' logits", file=sys.stderr)
+            return 1
+        from check_hf_export import read_safetensors
+        for case, (arch, cfg, weights) in refs.items():
+            d = os.path.join(root, case)
+            ids = json.load(open(os.path.join(d, "ids.json")))
+            got = read_safetensors(os.path.join(d, "potop_logits.safetensors"))[0]["logits"].astype(np.float64)
+            want = (gpt2_logits if arch == "gpt2" else llama_logits)(cfg, weights, ids)
+            scale, err = float(np.abs(want).max()), float(np.abs(got - want).max()) if got.shape == want.shape else 1e9
+            check(err <= 2e-5 * max(1.0, scale), f"{case}: potop's logits are PyTorch's ({len(ids)} tokens, "
+                  f"max |diff| {err:.2e}, max |logit| {scale:.1f})")
+
+        # The imported model is an ordinary potop model directory.
+        d = os.path.join(root, "gpt2-f32-buffers", "potop")
+        r = subprocess.run([potop, "info", "-m", d], capture_output=True, text=True)
+        check(r.returncode == 0 and "byte_bpe" in r.stdout + r.stderr, "potop info shows the imported GPT-2")
+        r = subprocess.run([potop, "sample", "-m", d, "--prompt", "The quick", "-n", "8", "--temperature", "0"],
+                           capture_output=True)  # bytes: a random model's tokens need not end on a character
+        check(r.returncode == 0 and r.stdout.startswith(b"The quick"), f"potop sample continues a prompt: {r.stdout!r}")
+        text_file = os.path.join(root, "text.txt")
+        open(text_file, "w", encoding="utf-8").write(TEXT)
+        r = subprocess.run([potop, "eval", "-m", d, "--data", text_file], capture_output=True, text=True)
+        check(r.returncode == 0, f"potop eval scores text with it ({(r.stdout + r.stderr).strip()[-200:]})")
+    if failures:
+        print(f"{failures} check(s) failed", file=sys.stderr)
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
