@@ -65,7 +65,7 @@ LoadedModel load_weights_file(const fs::path& path, const std::string& wanted) {
   LoadedModel out;
   out.weights = path;
   out.files = nlohmann::json::object();
-  const SafetensorsFile file(path);
+  const SafetensorsFile file = SafetensorsFile::map(path);
   out.choice = path.string() + ": " + describe_checkpoint(file.metadata());
   out.kind = &kind_named(read_model_kind(file), path.string(), wanted);
   const nlohmann::json config = read_model_config(file);
@@ -220,7 +220,7 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which, const 
   const CheckpointChoice choice = choose_checkpoint(dir, which);
   out.weights = choice.path, out.choice = choice.why;
 
-  const SafetensorsFile file(out.weights);
+  const SafetensorsFile file = SafetensorsFile::map(out.weights);
   const std::string weights_kind = read_model_kind(file);
   if (!weights_kind.empty() && weights_kind != out.kind->name)
     throw Error(out.weights.string() + ": holds a '" + weights_kind + "' model, but " + (dir / "config.json").string() +

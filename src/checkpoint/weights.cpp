@@ -158,12 +158,14 @@ void load_weights(const SafetensorsFile& file, ParameterSet& params) {
     const auto q = quantized.find(spec.name);
     if (q == quantized.end()) {
       file.copy_f32_into(spec.name, params.values().at(spec), spec.shape);
+      file.release(spec.name);  // a mapped file: its pages are not needed twice
       continue;
     }
     QuantizedMatrix m{q->second, static_cast<int>(spec.shape[1]), static_cast<int>(spec.shape[0]), QuantLayout::kRows, {}};
     const std::span<const std::byte> bytes = file.bytes(spec.name);
     m.data.resize(bytes.size());
     std::memcpy(m.data.data(), bytes.data(), bytes.size());
+    file.release(spec.name);
     params.set_quantized(static_cast<ParamId>(i), std::move(m));
   }
   // The output tables' copies are not in the file: made from its float tables, as quantize made them.

@@ -410,6 +410,7 @@ void SafetensorsFile::parse() {
     if (xxh64(data_ + data_start_, data_size) != expected) {
       fail("checksum mismatch — the file is corrupted or was modified");
     }
+    if (mapped_) mapped_->release(data_start_, data_size);  // read once to check; the tensors come later
   }
 }
 

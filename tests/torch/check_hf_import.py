@@ -15,7 +15,8 @@ and GPT-2-style vocab.json + merges.txt (a byte-level BPE learned here on a shor
 potop imports each (`potop import`); unit_tests' HfImport.WritesLogitsOfImportedModels computes
 the imported model's logits for random ids, which must equal those of GPT-2's and Llama's forward
 passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounded) weights. The
-imported directories then work with potop info, sample and eval. Without torch it exits 77 (a skip; a failure with
+imported directories then work with potop info, sample, eval, attention, quantize and train --init-from.
+Without torch it exits 77 (a skip; a failure with
 POTOP_STRICT_SKIPS=1).
 """
 import json
@@ -250,6 +251,26 @@ def main():
         open(text_file, "w", encoding="utf-8").write(TEXT)
         r = subprocess.run([potop, "eval", "-m", d, "--data", text_file], capture_output=True, text=True)
         check(r.returncode == 0, f"potop eval scores text with it ({(r.stdout + r.stderr).strip()[-200:]})")
+        r = subprocess.run([potop, "attention", "-m", d, "-p", "The quick brown fox", "--out",
+                            os.path.join(root, "attention.html")], capture_output=True, text=True)
+        check(r.returncode == 0 and os.path.getsize(os.path.join(root, "attention.html")) > 0,
+              "potop attention draws its heads")
+        # Fine-tuning starts from the imported weights (nanoGPT's init_from='gpt2'); quantize takes it.
+        long_file = os.path.join(root, "long.txt")
+        open(long_file, "w", encoding="utf-8").write(TEXT * 40)
+        for case, arch in [("gpt2-f32-buffers", []), ("smollm-bf16-tied-sharded", ["--arch", "llama"])]:
+            d = os.path.join(root, case, "potop")
+            r = subprocess.run([potop, "train"] + arch + ["--init-from", d, "--data", long_file, "--out",
+                                os.path.join(root, case, "tuned"), "--steps", "30", "--eval-interval", "30",
+                                "--eval-iters", "2", "--batch-size", "4", "--lr", "3e-3"],
+                               capture_output=True, text=True)
+            losses = [float(l.split("val loss ")[1]) for l in (r.stdout + r.stderr).splitlines() if "val loss " in l]
+            check(r.returncode == 0 and len(losses) >= 2 and losses[-1] < losses[0],
+                  f"{case}: train --init-from fine-tunes it (val loss {losses}) {r.stderr[-300:] if r.returncode else ''}")
+            r = subprocess.run([potop, "quantize", "-m", d, "--type", "q8_0", "--out", d + "-q8_0"],
+                               capture_output=True, text=True)
+            r2 = subprocess.run([potop, "sample", "-m", d + "-q8_0", "-p", "The", "-n", "4"], capture_output=True)
+            check(r.returncode == 0 and r2.returncode == 0, f"{case}: quantize q8_0, then sample ({r.stderr[-200:]})")
     if failures:
         print(f"{failures} check(s) failed", file=sys.stderr)
         return 1
