@@ -12,6 +12,7 @@
 #   bash bench/run.sh quant [flags]       f16/q8_0/q4_0 vs f32: speed, quality, serving, memory, llama.cpp (bench/quant.py)
 #   bash bench/run.sh llama [flags]       --arch llama: training vs PyTorch, vs the GPT at equal time, generation with GQA (bench/llama.py)
 #   bash bench/run.sh gpt2 [flags]        GPT-2 124M: training vs PyTorch at T 1024 (MFU, peak RSS), context sweep 128-2048, generation vs llama.cpp (bench/gpt2.py)
+#   bash bench/run.sh import [flags]      potop import of GPT-2 124M and SmolLM2-135M's shape vs PyTorch loading them (bench/import.py)
 #   bash bench/run.sh all [--quick]       all of the above in turn, each section timed
 # Builds the release preset (tuned for this CPU) and runs the Python drivers with Debian's
 # Python, which has PyTorch. Measure on an otherwise idle machine: the drivers print the load.
@@ -56,6 +57,7 @@ workload() {  # workload <name> [flags]
     busy) build potop potop_bench && $PY bench/busy_core.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
     quant) build potop serve_client potop_bench && $PY bench/quant.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
     llama) build potop potop_bench && $PY bench/llama.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
+    import) build potop potop_bench && $PY bench/import.py --potop "$POTOP" --bench build/release/bench/potop_bench "$@" ;;
     gpt2) build potop potop_bench && $PY bench/gpt2.py --bench build/release/bench/potop_bench --potop "$POTOP" "$@" ;;
   esac
 }
@@ -97,12 +99,13 @@ if [ "${1:-}" = all ]; then
     section "quantized models vs f32" quant
     section "Llama: vs PyTorch, vs the GPT at equal time, generation" llama
     section "GPT-2 124M: training vs PyTorch, context sweep, generation vs llama.cpp" gpt2
+    section "potop import vs PyTorch loading the files" import
   fi
   echo
   echo "all benchmarks: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
   exit 0
 fi
 case "${1:-}" in
-  tokenizers | word2vec | translate | classify | serve | mpi | busy | quant | llama | gpt2) workload "$@" ;;
+  tokenizers | word2vec | translate | classify | serve | mpi | busy | quant | llama | gpt2 | import) workload "$@" ;;
   *) workload train "$@" ;;
 esac

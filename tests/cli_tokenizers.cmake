@@ -9,3 +9,6 @@ endforeach()
 # GPT-2's tokenizer (byte_bpe) against npm's gpt-3-encoder (tests/cli/tokenizers_gpt2.sh).
 add_test(NAME cli.tokenizers.gpt2 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/tokenizers_gpt2.sh $<TARGET_FILE:potop>)
 set_tests_properties(cli.tokenizers.gpt2 PROPERTIES LABELS "cli" TIMEOUT 600)
+# BERT's tokenizer (wordpiece) against npm's @huggingface/tokenizers (tests/cli/tokenizers_bert.sh).
+add_test(NAME cli.tokenizers.bert COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/tokenizers_bert.sh $<TARGET_FILE:potop>)
+set_tests_properties(cli.tokenizers.bert PROPERTIES LABELS "cli" TIMEOUT 600)

@@ -18,6 +18,7 @@
 #include "tokenizer/byte_bpe_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 #include "tokenizer/train_tokenizer.h"
 
 namespace potop::cli {
@@ -29,8 +30,8 @@ struct TokenizerArgs {
   // train
   TokenizerTrainOptions train;
   std::string data;
-  // import: a SentencePiece model, or GPT-2's two files
-  std::string model, vocab, merges;
+  // import: a SentencePiece model, GPT-2's two files, BERT's vocab.txt or a tokenizer.json
+  std::string model, vocab, merges, hf_json;
   // train and import
   std::string out;
   bool force = false;
@@ -118,15 +119,30 @@ int run_train(const TokenizerArgs& a) {
 }
 
 int run_import(const TokenizerArgs& a) {
-  const bool gpt2 = !a.vocab.empty() || !a.merges.empty();
-  if (gpt2 == !a.model.empty() || (gpt2 && (a.vocab.empty() || a.merges.empty())))
-    throw Error("tokenizer import: give --model (a SentencePiece .model file) or --vocab and --merges (GPT-2's "
-                "vocab.json and merges.txt)");
-  const std::unique_ptr<Tokenizer> tokenizer =
-      gpt2 ? std::unique_ptr<Tokenizer>(ByteBpeTokenizer::load(a.vocab, a.merges)) : SentencePieceTokenizer::load(a.model);
+  const bool wordpiece = !a.vocab.empty() && a.merges.empty() && fs::path(a.vocab).extension() == ".txt";
+  const bool gpt2 = !wordpiece && (!a.vocab.empty() || !a.merges.empty());
+  const int given = int{!a.model.empty()} + int{gpt2} + int{wordpiece} + int{!a.hf_json.empty()};
+  if (given != 1 || (gpt2 && (a.vocab.empty() || a.merges.empty())))
+    throw Error("tokenizer import: give --model (a SentencePiece .model file), --vocab and --merges (GPT-2's "
+                "vocab.json and merges.txt), --vocab alone (BERT's vocab.txt) or --hf-json (a WordPiece tokenizer.json)");
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string from;
+  if (gpt2) {
+    tokenizer = ByteBpeTokenizer::load(a.vocab, a.merges);
+    from = a.vocab + " and " + a.merges;
+  } else if (wordpiece) {
+    tokenizer = WordPieceTokenizer::load_vocab_txt(a.vocab);
+    from = a.vocab;
+  } else if (!a.hf_json.empty()) {
+    tokenizer = WordPieceTokenizer::from_hf_json(read_json_file(a.hf_json), a.hf_json);
+    from = a.hf_json;
+  } else {
+    tokenizer = SentencePieceTokenizer::load(a.model);
+    from = a.model;
+  }
   write_out_dir(*tokenizer, a.out, a.force);
   std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens from %s\n", a.out.c_str(), tokenizer->kind().c_str(),
-               tokenizer->size(), gpt2 ? (a.vocab + " and " + a.merges).c_str() : a.model.c_str());
+               tokenizer->size(), from.c_str());
   return 0;
 }
 
@@ -230,10 +246,14 @@ Run add_tokenizer(CLI::App& app) {
   train->add_flag("--verbose", a->train.verbose, "bpe, unigram: show SentencePiece's log");
 
   CLI::App* import = cmd->add_subcommand(
-      "import", "make a tokenizer directory from a SentencePiece .model file or GPT-2's vocab.json and merges.txt");
+      "import", "make a tokenizer directory from a SentencePiece .model file, GPT-2's vocab.json and merges.txt, "
+                "BERT's vocab.txt or a WordPiece tokenizer.json");
   import->add_option("--model", a->model, "bpe or unigram .model file (spm_train's, special ids 0..3)");
-  import->add_option("--vocab", a->vocab, "GPT-2's vocab.json (byte-level BPE; with --merges)");
+  import->add_option("--vocab", a->vocab,
+                     "GPT-2's vocab.json (byte-level BPE; with --merges), or BERT's vocab.txt (WordPiece; options from "
+                     "tokenizer_config.json beside it)");
   import->add_option("--merges", a->merges, "GPT-2's merges.txt (vocab.bpe)");
+  import->add_option("--hf-json", a->hf_json, "a Hugging Face tokenizer.json of a WordPiece model (BERT's)");
   import->add_option("--out", a->out, "tokenizer directory to write")->required();
   import->add_flag("--force", a->force, "replace an --out that is not empty");
 

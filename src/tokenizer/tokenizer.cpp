@@ -10,10 +10,11 @@
 #include "tokenizer/sentencepiece_tokenizer.h"
 #include "tokenizer/utf8.h"
 #include "tokenizer/word_tokenizer.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace potop {
 namespace {
-constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram, byte_bpe";
+constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram, byte_bpe, wordpiece";
 }
 
 Choice unknown_choice(Unknown& value) {
@@ -60,6 +61,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
   }
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
   if (kind == "byte_bpe") return ByteBpeTokenizer::from_json(j, src);
+  if (kind == "wordpiece") return WordPieceTokenizer::from_json(j, src);
   if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::from_json(j, src));
   if (kind == "bpe" || kind == "unigram") {
     if (!j.contains("model") || !j["model"].is_string())
@@ -75,6 +77,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
 std::string tokenizer_file(std::string_view kind) {
   if (kind == "char" || kind == "byte_bpe") return "vocab.json";
   if (kind == "word") return "words.json";
+  if (kind == "wordpiece") return "vocab.txt";
   if (kind == "bpe" || kind == "unigram") return "tokenizer.model";
   return "";
 }
@@ -85,7 +88,8 @@ std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::s
 }
 
 std::vector<std::string> all_tokenizer_files() {
-  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab", "merges.txt"};
+  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab", "merges.txt", tokenizer_file("wordpiece"),
+          "wordpiece.json"};
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
@@ -93,6 +97,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std:
   if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
   if (kind == "byte_bpe") return ByteBpeTokenizer::load(file, dir / "merges.txt");
+  if (kind == "wordpiece") return WordPieceTokenizer::load(dir);
   if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
   if (kind == "bpe" || kind == "unigram") {
     auto t = SentencePieceTokenizer::load(file);
@@ -124,6 +129,9 @@ std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir) 
     const auto kind = j.find(std::string(file) == "tokenizer.json" ? "kind" : "tokenizer");
     if (kind == j.end()) {
       if (std::string(file) == "config.json") break;  // an older model directory: char
+      if (j.contains("model") && j.contains("pre_tokenizer"))  // Hugging Face's, not potop's
+        throw Error(path.string() + ": a Hugging Face tokenizer.json; import it first: potop tokenizer import --hf-json " +
+                    path.string() + " --out DIR");
       throw Error(path.string() + ": no \"kind\"");
     }
     if (!kind->is_string()) throw Error(path.string() + ": the tokenizer kind is not a string");

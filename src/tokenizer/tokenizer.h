@@ -7,6 +7,7 @@
 //   word     the 4 specials, then the training text's words, spaces and punctuation (word_tokenizer.h)
 //   bpe, unigram   SentencePiece models with byte fallback (sentencepiece_tokenizer.h)
 //   byte_bpe GPT-2's byte-level BPE, from its vocab.json and merges.txt (byte_bpe_tokenizer.h)
+//   wordpiece BERT's WordPiece, from its vocab.txt or tokenizer.json (wordpiece_tokenizer.h)
 // A new kind implements this interface and adds itself to tokenizer_from_json and load_tokenizer
 // (and, if it can be trained, to train_tokenizer in train_tokenizer.h).
 #pragma once
@@ -75,14 +76,14 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  // "char", "byte", "word", "bpe", "unigram" or "byte_bpe": the kind, stored in config.json and in checkpoints.
+  // "char", "byte", "word", "bpe", "unigram", "byte_bpe" or "wordpiece": the kind, stored in config.json and in checkpoints.
   virtual std::string kind() const = 0;
   virtual int size() const = 0;
 
   // UTF-8 text -> ids. Invalid UTF-8 throws potop::Error naming `what` and the place; so does
   // text the vocabulary cannot express (char: a character it lacks; word: a word it lacks;
   // bpe/unigram: U+2581, which SentencePiece decodes as a space, and with a model imported
-  // without byte fallback, a character it lacks), unless `unknown` says to skip or replace it,
+  // without byte fallback, a character it lacks; wordpiece: a word it cannot spell), unless `unknown` says to skip or replace it,
   // which report (when given) then counts. byte never meets an unknown. No kind adds <bos> or
   // <eos>: callers that want them add the ids.
   virtual std::vector<int> encode(std::string_view text, std::string_view what, Unknown unknown,
@@ -126,7 +127,7 @@ class Tokenizer {
   virtual nlohmann::json to_json() const = 0;
   // Writes its files into a model directory, atomically: char vocab.json, word words.json,
   // bpe/unigram tokenizer.model (and tokenizer.vocab, for people), byte_bpe vocab.json and
-  // merges.txt, byte none.
+  // merges.txt, wordpiece vocab.txt and wordpiece.json, byte none.
   virtual void save_files(const std::filesystem::path& dir) const = 0;
 };
 
@@ -134,12 +135,12 @@ class Tokenizer {
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source);
 // The file of kind `kind` that save_files writes and load_tokenizer reads: "vocab.json" (char,
 // byte_bpe, which has merges.txt beside it), "words.json" (word), "tokenizer.model" (bpe,
-// unigram); empty for byte, which has none.
+// unigram), "vocab.txt" (wordpiece, with wordpiece.json); empty for byte, which has none.
 std::string tokenizer_file(std::string_view kind);
 // dir / tokenizer_file(kind), or dir itself for byte: what an error about it names.
 std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind);
 // Every file any kind's save_files may write (bpe and unigram add "tokenizer.vocab", for people,
-// byte_bpe "merges.txt"):
+// byte_bpe "merges.txt", wordpiece "wordpiece.json"):
 // what a model directory holds for its tokenizer.
 std::vector<std::string> all_tokenizer_files();
 

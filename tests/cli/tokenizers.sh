@@ -121,14 +121,14 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   cp keep/tokenizer.model keep.model
   : >empty.txt
   printf 'ok\n\xC5\x41\n' >bad-utf8.txt
-  mkdir -p foreign && echo '{"kind": "wordpiece"}' >foreign/tokenizer.json
+  mkdir -p foreign && echo '{"kind": "morfessor"}' >foreign/tokenizer.json
   mkdir -p nokind && echo '{"name": "x"}' >nokind/tokenizer.json
   mkdir -p corrupt && echo '{"kind": "bpe"}' >corrupt/tokenizer.json && echo 'garbage' >corrupt/tokenizer.model
   mkdir -p emptydir
   echo 'not a model' >junk.model
   expect_error "missing tokenizer dir" 1 strict "nowhere" "does not exist" -- tokenizer encode --tokenizer nowhere
   expect_error "directory that is no tokenizer" 1 strict "emptydir" "not a tokenizer directory" -- tokenizer encode --tokenizer emptydir
-  expect_error "unknown kind" 1 strict "foreign" "unknown tokenizer kind 'wordpiece'" -- tokenizer encode --tokenizer foreign
+  expect_error "unknown kind" 1 strict "foreign" "unknown tokenizer kind 'morfessor'" -- tokenizer encode --tokenizer foreign
   expect_error "tokenizer.json without a kind" 1 strict "nokind/tokenizer.json" "no \"kind\"" -- tokenizer decode --tokenizer nokind
   expect_error "corrupt .model" 1 strict "corrupt/tokenizer.model" "not a SentencePiece model (it does not parse as one)" -- \
     tokenizer encode --tokenizer corrupt

@@ -36,11 +36,11 @@ GPTConfig gpt2_config(const ForeignConfig& f, std::vector<std::string>& notes) {
   if (f.has("add_cross_attention") && f.boolean("add_cross_attention", false))
     throw f.refuse("add_cross_attention", "potop imports GPT-2 as a decoder without cross-attention");
   // Dropout matters only when the model is fine-tuned: potop has one rate, GPT-2 three.
-  c.dropout = static_cast<float>(f.number("resid_pdrop", 0.1));
-  if (f.number("attn_pdrop", c.dropout) != f.number("resid_pdrop", 0.1) ||
-      f.number("embd_pdrop", c.dropout) != f.number("resid_pdrop", 0.1))
+  const double resid = f.number("resid_pdrop", 0.1);  // GPT2Config's default
+  c.dropout = static_cast<float>(resid);
+  if (f.number("attn_pdrop", resid) != resid || f.number("embd_pdrop", resid) != resid)
     notes.push_back("dropout: potop has one rate for GPT-2's embd_pdrop, attn_pdrop and resid_pdrop; it takes "
-                    "resid_pdrop, " + std::to_string(c.dropout));
+                    "resid_pdrop, " + nlohmann::json(resid).dump());
   c.validate(f.file());
   return c;
 }
