@@ -232,10 +232,12 @@ void write_directory_atomic(const fs::path& dir, const std::function<void(const 
   sync_directory(dir);
 }
 
-std::string read_file(const fs::path& path) {
+namespace {
+
+// The file opened for reading, and its status; errors name it (missing, unreadable, a directory).
+int open_for_reading(const fs::path& path, struct stat& st) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path.string() + ": cannot open: " + errno_text(errno));
-  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -245,6 +247,14 @@ std::string read_file(const fs::path& path) {
     ::close(fd);
     throw Error(path.string() + ": is a directory, not a file");
   }
+  return fd;
+}
+
+}  // namespace
+
+std::string read_file(const fs::path& path) {
+  struct stat st {};
+  const int fd = open_for_reading(path, st);
   std::string out;
   // st_size is a hint (0 for pipes and /proc files); keep reading to end of file regardless.
   out.resize(std::max<size_t>(static_cast<size_t>(st.st_size) + 1, 4096));
@@ -287,17 +297,11 @@ void ensure_writable_directory(const fs::path& path) {
 }
 
 MappedFile::MappedFile(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path.string() + ": cannot open: " + errno_text(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error(path.string() + ": cannot stat: " + errno_text(err));
-  }
+  const int fd = open_for_reading(path, st);
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(path.string() + (S_ISDIR(st.st_mode) ? ": is a directory, not a file" : ": is not a regular file"));
+    throw Error(path.string() + ": is not a regular file");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

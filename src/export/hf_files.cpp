@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/safetensors.h"
+#include "tokenizer/byte_bpe_tokenizer.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
@@ -63,13 +64,17 @@ ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& toke
 
 void check_hf_tokenizer(const Tokenizer& tokenizer) {
   const std::string kind = tokenizer.kind();
-  if (kind == "byte_bpe")
-    throw Error("tokenizer: potop does not write Hugging Face files for a byte_bpe tokenizer yet; its vocab.json and "
-                "merges.txt are GPT-2's own, in the model directory, and --format gguf exports it");
-  if (kind != "char" && kind != "byte" && kind != "bpe" && kind != "unigram")
-    throw Error("tokenizer: a " + kind +
-                " tokenizer has no Hugging Face equivalent (potop's word splitting and lowercasing); models with a "
-                "char, byte, bpe or unigram tokenizer can be exported");
+  if (kind != "char" && kind != "byte" && kind != "bpe" && kind != "unigram" && kind != "byte_bpe")
+    throw Error("tokenizer: potop does not write Hugging Face files for a " + kind +
+                " tokenizer (word: potop's own word splitting and lowercasing); models with a char, byte, bpe, unigram "
+                "or byte_bpe tokenizer can be exported");
+}
+
+void add_special_ids(ojson& j, const Tokenizer& tokenizer) {
+  const SpecialTokens s = tokenizer.specials();
+  j["bos_token_id"] = s.bos >= 0 ? ojson(s.bos) : ojson(nullptr);
+  j["eos_token_id"] = s.eos >= 0 ? ojson(s.eos) : ojson(nullptr);
+  if (s.pad >= 0) j["pad_token_id"] = s.pad;
 }
 
 bool hf_has_specials(const Tokenizer& tokenizer) { return tokenizer.specials() == kPotopSpecials; }
@@ -101,11 +106,7 @@ void write_hf_safetensors(const fs::path& path, const std::vector<HfTensor>& ten
 
 void write_hf_generation_config(const Tokenizer& tokenizer, int max_length, const fs::path& dir) {
   ojson j;
-  if (hf_has_specials(tokenizer)) {
-    j["bos_token_id"] = kBosId;
-    j["eos_token_id"] = kEosId;
-    j["pad_token_id"] = kPadId;
-  }
+  if (tokenizer.specials().bos >= 0 || tokenizer.specials().eos >= 0) add_special_ids(j, tokenizer);
   j["max_length"] = max_length;
   write_file_atomic(dir / "generation_config.json", hf_json_text(j));
 }
@@ -136,6 +137,35 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     write_file_atomic(dir / "merges.txt", "#version: 0.2\n");
     write_file_atomic(dir / "tokenizer_config.json",
                       hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length)));
+  } else if (const auto* gpt2 = dynamic_cast<const ByteBpeTokenizer*>(&t)) {
+    // GPT-2's own files and its tokenizer.json: byte-level BPE with the split expression
+    // (use_regex), the merges by rank, <|endoftext|> an added special token.
+    gpt2->save_files(dir);
+    ojson added = ojson::array(), merges = ojson::array();
+    const SpecialTokens specials = gpt2->specials();
+    for (const std::string& m : gpt2->merges()) merges.push_back(m);
+    if (specials.eos >= 0) added.push_back(added_token(specials.eos, gpt2->token(specials.eos)));
+    const ojson byte_level = {
+        {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    // The vocabulary goes in as vocab.json's text: ordered_json's inserts search its keys
+    // linearly, too slow for 50257 of them.
+    const std::string placeholder = "potop: vocab.json goes here";
+    ojson model = bpe_model(placeholder);
+    model["merges"] = merges;
+    std::string text = hf_json_text(tokenizer_json(added, byte_level, byte_level, model));
+    std::string vocab = read_file(dir / "vocab.json");
+    while (!vocab.empty() && vocab.back() == '\n') vocab.pop_back();
+    const size_t at = text.find(ojson(placeholder).dump());
+    POTOP_CHECK(at != std::string::npos, "tokenizer.json lost its vocabulary's place");
+    text.replace(at, ojson(placeholder).dump().size(), vocab);
+    write_file_atomic(dir / "tokenizer.json", text);
+    ojson j = tokenizer_config("GPT2Tokenizer", t, model_max_length);
+    if (specials.eos >= 0) {
+      const std::string eot = gpt2->token(specials.eos);
+      j["bos_token"] = eot, j["eos_token"] = eot, j["unk_token"] = eot;
+    }
+    j["add_prefix_space"] = false;
+    write_file_atomic(dir / "tokenizer_config.json", hf_json_text(j));
   } else if (const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t)) {
     // SentencePiece's own model, for a SentencePiece-based tokenizer class: encoded with
     // sp_model.encode (legacy), no <bos> or <eos> added.

@@ -5,6 +5,7 @@
 // config.json holds.
 //
 //   tokenizer files   byte: tokenizer.json (byte-level BPE, no merges), vocab.json and merges.txt;
+//                     byte_bpe: GPT-2's vocab.json and merges.txt, and tokenizer.json with them;
 //                     char: tokenizer.json (BPE over characters, no merges); bpe/unigram:
 //                     SentencePiece's tokenizer.model; each with tokenizer_config.json
 #pragma once
@@ -28,6 +29,9 @@ struct HfTensor {
 
 // Refuses, in one line starting "tokenizer: ", a tokenizer with no Hugging Face equivalent (word).
 void check_hf_tokenizer(const Tokenizer& tokenizer);
+// config.json's bos_token_id, eos_token_id (null where the tokenizer has none) and pad_token_id
+// (where it has one): the tokenizer's own ids (potop's 1, 2, 0; GPT-2's 50256).
+void add_special_ids(nlohmann::ordered_json& j, const Tokenizer& tokenizer);
 // Whether the tokenizer has potop's special tokens (<pad> 0, <bos> 1, <eos> 2, <unk> 3): all of potop's kinds but char.
 bool hf_has_specials(const Tokenizer& tokenizer);
 

@@ -28,12 +28,6 @@ uint64_t pair_key(int left, int right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
-void check_id(int id, int size) {
-  if (id < 0 || id >= size)
-    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size - 1) +
-                ")");
-}
-
 // vocab.json's {token: id} as tokens by id.
 std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::string& source) {
   if (!vocab.is_object() || vocab.empty()) throw Error(source + ": expected a JSON object of tokens and their ids");
@@ -199,7 +193,7 @@ std::vector<int> ByteBpeTokenizer::encode(std::string_view text, std::string_vie
 bool ByteBpeTokenizer::can_encode(std::string_view text) const { return utf8_valid(text); }
 
 std::string ByteBpeTokenizer::decode_one(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   return bytes_[static_cast<size_t>(id)];
 }
 
@@ -210,13 +204,13 @@ std::string ByteBpeTokenizer::decode(std::span<const int> ids) const {
 }
 
 std::string ByteBpeTokenizer::piece(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   const std::string& t = tokens_[static_cast<size_t>(id)];
   return spelled_in_bytes_[static_cast<size_t>(id)] ? t : display_piece(t);  // the alphabet is printable, no spaces
 }
 
 int ByteBpeTokenizer::char_count(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   return count_char_starts(bytes_[static_cast<size_t>(id)]);
 }
 

@@ -52,6 +52,7 @@ class ByteBpeTokenizer final : public Tokenizer {
   void save_files(const std::filesystem::path& dir) const override;  // vocab.json, merges.txt
 
   const std::vector<std::string>& merges() const { return merges_; }
+  const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }  // as vocab.json spells it
 
  private:
   struct Splitter;  // the split expression (ICU), one matcher per thread

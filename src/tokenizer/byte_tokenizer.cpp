@@ -10,12 +10,6 @@
 namespace potop {
 namespace {
 
-void check_id(int id, int size) {
-  if (id < 0 || id >= size)
-    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size - 1) +
-                ")");
-}
-
 }  // namespace
 
 std::vector<int> ByteTokenizer::encode(std::string_view text, std::string_view what, Unknown, UnknownReport*) const {
@@ -28,7 +22,7 @@ std::vector<int> ByteTokenizer::encode(std::string_view text, std::string_view w
 bool ByteTokenizer::can_encode(std::string_view text) const { return utf8_valid(text); }
 
 std::string ByteTokenizer::decode_one(int id) const {
-  check_id(id, kSize);
+  check_token_id(id, kSize);
   if (id >= kFirstByteId) return std::string(1, static_cast<char>(id - kFirstByteId));
   return id == kUnkId ? "\xEF\xBF\xBD" : "";
 }
@@ -44,7 +38,7 @@ std::string ByteTokenizer::decode(std::span<const int> ids) const {
 }
 
 std::string ByteTokenizer::piece(int id) const {
-  check_id(id, kSize);
+  check_token_id(id, kSize);
   if (id < kFirstByteId) return kSpecialPieces[id];
   const auto b = static_cast<unsigned char>(id - kFirstByteId);
   if (b == ' ') return "\u2581";
@@ -53,7 +47,7 @@ std::string ByteTokenizer::piece(int id) const {
 }
 
 int ByteTokenizer::char_count(int id) const {
-  check_id(id, kSize);
+  check_token_id(id, kSize);
   if (id < kFirstByteId) return id == kUnkId ? 1 : 0;
   return count_char_starts(std::string(1, static_cast<char>(id - kFirstByteId)));
 }

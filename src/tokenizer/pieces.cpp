@@ -4,9 +4,16 @@
 
 #include <cstdio>
 
+#include "core/error.h"
 #include "tokenizer/utf8.h"
 
 namespace potop {
+
+void check_token_id(int id, int size) {
+  if (id < 0 || id >= size)
+    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size - 1) +
+                ")");
+}
 
 std::string byte_piece(unsigned char b) {
   char buf[8];

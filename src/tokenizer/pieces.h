@@ -16,6 +16,9 @@ std::string display_piece(std::string_view text);
 // continuation bytes (0x80..0xBF). For valid UTF-8, its number of code points.
 int count_char_starts(std::string_view bytes);
 
+// Throws potop::Error "token id 7 is outside the vocabulary (ids 0..5)" unless 0 <= id < size.
+void check_token_id(int id, int size);
+
 // "<0x0A>": how SentencePiece names a byte piece.
 std::string byte_piece(unsigned char b);
 

@@ -17,12 +17,6 @@
 namespace potop {
 namespace {
 
-void check_id(int id, int size) {
-  if (id < 0 || id >= size)
-    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (ids 0.." + std::to_string(size - 1) +
-                ")");
-}
-
 // BERT's control characters: every category C but tab, newline and carriage return.
 bool is_control(char32_t c) {
   if (c == U'\t' || c == U'\n' || c == U'\r') return false;
@@ -301,7 +295,7 @@ std::string WordPieceTokenizer::decode(std::span<const int> ids) const {
   std::string out;
   bool first = true;
   for (const int id : ids) {
-    check_id(id, size());
+    check_token_id(id, size());
     if (id == pad_ || id == cls_ || id == sep_) continue;
     std::string t = tokens_[static_cast<size_t>(id)];
     if (!first) t = t.compare(0, options_.prefix.size(), options_.prefix) == 0 ? t.substr(options_.prefix.size()) : " " + t;
@@ -312,19 +306,19 @@ std::string WordPieceTokenizer::decode(std::span<const int> ids) const {
 }
 
 std::string WordPieceTokenizer::decode_one(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   if (id == pad_ || id == cls_ || id == sep_) return "";
   const std::string& t = tokens_[static_cast<size_t>(id)];
   return t.compare(0, options_.prefix.size(), options_.prefix) == 0 ? t.substr(options_.prefix.size()) : " " + t;
 }
 
 std::string WordPieceTokenizer::piece(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   return display_piece(tokens_[static_cast<size_t>(id)]);
 }
 
 int WordPieceTokenizer::char_count(int id) const {
-  check_id(id, size());
+  check_token_id(id, size());
   if (id == pad_ || id == cls_ || id == sep_) return 0;
   const std::string& t = tokens_[static_cast<size_t>(id)];
   const bool continued = t.size() > options_.prefix.size() && t.compare(0, options_.prefix.size(), options_.prefix) == 0;

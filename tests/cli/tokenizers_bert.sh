@@ -40,11 +40,11 @@ cmp -s bert/wordpiece.json bertjson/wordpiece.json && cmp -s bert/vocab.txt bert
 
 compare() {  # compare <name> <file>: whole-text ids equal the reference's; both decode them alike
   local name=$1 file=$2
-  node "$REF/wordpiece_reference.mjs" encode "$BERT" "$file" >ref.ids
+  node "$REF/hf_tokenizer_reference.mjs" encode "$BERT" "$file" >ref.ids
   "$POTOP" tokenizer encode --whole --unknown replace --tokenizer bert <"$file" >potop.ids
   if cmp -s ref.ids potop.ids; then ok "$name: $(wc -c <"$file") bytes, $(wc -w <potop.ids) tokens, the ids @huggingface/tokenizers gives"
   else fail "$name: ids differ from @huggingface/tokenizers': $(cmp ref.ids potop.ids)"; return; fi
-  node "$REF/wordpiece_reference.mjs" decode "$BERT" potop.ids >ref-back.txt
+  node "$REF/hf_tokenizer_reference.mjs" decode "$BERT" potop.ids >ref-back.txt
   "$POTOP" tokenizer decode --tokenizer bert <potop.ids >back.txt
   { cat ref-back.txt; echo; } >ref-back-nl.txt
   cmp -s ref-back-nl.txt back.txt && ok "$name: decode gives the reference's text" ||

@@ -5,7 +5,8 @@
 # whitespace from tests/tokenizers/varied_text.mjs; ../shared's Potop, the Tatoeba pairs and the
 # SST-2 and TREC sentences) and decode back to the text; a GPT trained and sampled with it and
 # exported to GGUF, whose tokenizer llama.cpp (tests/gguf) must run as potop's, U+0085 and U+FEFF
-# included (gpt-3-encoder's \s differs on those two: byte_bpe_tokenizer.h); broken files refused
+# included (gpt-3-encoder's \s differs on those two: byte_bpe_tokenizer.h), and to a Hugging Face
+# directory whose tokenizer.json npm's @huggingface/tokenizers runs as potop; broken files refused
 # with one line.
 #   tokenizers_gpt2.sh <potop>
 POTOP=$1
@@ -71,7 +72,21 @@ if "$POTOP" train --data small.txt --tokenizer gpt2 --out model --n-layer 1 --n-
     ok "sample: $(head -c 60 sample.txt | tr '\n' ' ')" || fail "sample: $(cat sample.log)"
   "$POTOP" export -m model --format gguf -o model.gguf >export.log 2>&1 && [ -s model.gguf ] &&
     ok "export --format gguf" || fail "export: $(cat export.log)"
-  expect_error "export --format hf says byte_bpe is not written there yet" 1 log "byte_bpe" -- export -m model --format hf -o hf
+  # A Hugging Face directory with GPT-2's files and a tokenizer.json that Hugging Face's tokenizers
+  # (npm @huggingface/tokenizers) run as potop does.
+  if "$POTOP" export -m model --format hf -o hf >export-hf.log 2>&1 && cmp -s hf/vocab.json gpt2/vocab.json &&
+      cmp -s hf/merges.txt gpt2/merges.txt && grep -q '"eos_token_id": 50256' hf/config.json; then
+    ok "export --format hf writes GPT-2's vocab.json and merges.txt, <|endoftext|> 50256 in config.json"
+    for f in varied.txt potop.txt; do
+      [ -f "$f" ] || continue
+      node "$REF/hf_tokenizer_reference.mjs" encode hf "$f" >hf.ids 2>hf.log
+      "$POTOP" tokenizer encode --whole --tokenizer model <"$f" >potop-hf.ids
+      cmp -s hf.ids potop-hf.ids && ok "$f: @huggingface/tokenizers runs the exported tokenizer.json as potop ($(wc -w <hf.ids) ids)" ||
+        fail "$f: the exported tokenizer.json gives other ids: $(cmp hf.ids potop-hf.ids) $(head -c 300 hf.log)"
+    done
+  else
+    fail "export --format hf: $(cat export-hf.log)"
+  fi
   # llama.cpp's tokenizer on the exported vocabulary, line by line, against potop's.
   GGUF_TESTS=$(cd "$(dirname "$0")/../gguf" && pwd)
   if [ -d "$GGUF_TESTS/node_modules/node-llama-cpp" ]; then

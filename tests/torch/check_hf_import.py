@@ -15,7 +15,8 @@ and GPT-2-style vocab.json + merges.txt (a byte-level BPE learned here on a shor
 potop imports each (`potop import`); unit_tests' HfImport.WritesLogitsOfImportedModels computes
 the imported model's logits for random ids, which must equal those of GPT-2's and Llama's forward
 passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounded) weights. The
-imported directories then work with potop info, sample, eval, attention, quantize and train --init-from.
+imported directories then work with potop info, sample, eval, attention, quantize and train --init-from,
+and export --format hf writes the imported tensors back bit for bit.
 Without torch it exits 77 (a skip; a failure with
 POTOP_STRICT_SKIPS=1).
 """
@@ -255,6 +256,17 @@ def main():
                             os.path.join(root, "attention.html")], capture_output=True, text=True)
         check(r.returncode == 0 and os.path.getsize(os.path.join(root, "attention.html")) > 0,
               "potop attention draws its heads")
+        # Export after import gives back the tensors that were imported, bit for bit.
+        for case in ["gpt2-f32-buffers", "llama-f32-gqa-untied"]:
+            d = os.path.join(root, case)
+            r = subprocess.run([potop, "export", "-m", os.path.join(d, "potop"), "--format", "hf", "--out",
+                                os.path.join(d, "again")], capture_output=True, text=True)
+            first = read_safetensors(os.path.join(d, "hf", "model.safetensors"))[0]
+            again = read_safetensors(os.path.join(d, "again", "model.safetensors"))[0] if r.returncode == 0 else {}
+            same = bool(again) and all(name in first and first[name].tobytes() == t.tobytes() for name, t in again.items())
+            same = same and set(first) - set(again) <= {n for n in first if n.endswith(("attn.bias", "masked_bias"))}
+            check(r.returncode == 0 and same, f"{case}: export --format hf gives back the same {len(again)} tensors "
+                  f"bit for bit {r.stderr[-200:] if r.returncode else ''}")
         # Fine-tuning starts from the imported weights (nanoGPT's init_from='gpt2'); quantize takes it.
         long_file = os.path.join(root, "long.txt")
         open(long_file, "w", encoding="utf-8").write(TEXT * 40)

@@ -106,8 +106,6 @@ std::vector<HfTensor> gpt2_tensors(const HfSource& m) {
 
 ojson config_json(const HfSource& m) {
   const GPTConfig& c = m.config;
-  const bool specials = hf_has_specials(*m.tokenizer);
-  const ojson bos = specials ? ojson(kBosId) : ojson(nullptr), eos = specials ? ojson(kEosId) : ojson(nullptr);
   ojson j;
   j["architectures"] = {"GPT2LMHeadModel"};
   j["model_type"] = "gpt2";
@@ -128,9 +126,7 @@ ojson config_json(const HfSource& m) {
   j["scale_attn_by_inverse_layer_idx"] = false;
   j["reorder_and_upcast_attn"] = false;
   j["use_cache"] = true;
-  j["bos_token_id"] = bos;
-  j["eos_token_id"] = eos;
-  if (specials) j["pad_token_id"] = kPadId;
+  add_special_ids(j, *m.tokenizer);
   j["tie_word_embeddings"] = true;
   j["torch_dtype"] = "float32";
   j["potop"] = {{"model", ojson::parse(to_json(c).dump())}, {"tokenizer", m.tokenizer->kind()}};

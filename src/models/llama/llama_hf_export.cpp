@@ -54,7 +54,6 @@ class LlamaTensors {
 };
 
 ojson config_json(const LlamaConfig& c, const Tokenizer& tokenizer) {
-  const bool specials = hf_has_specials(tokenizer);
   ojson j;
   j["architectures"] = {"LlamaForCausalLM"};
   j["model_type"] = "llama";
@@ -76,9 +75,7 @@ ojson config_json(const LlamaConfig& c, const Tokenizer& tokenizer) {
   j["mlp_bias"] = false;
   j["pretraining_tp"] = 1;
   j["use_cache"] = true;
-  j["bos_token_id"] = specials ? ojson(kBosId) : ojson(nullptr);
-  j["eos_token_id"] = specials ? ojson(kEosId) : ojson(nullptr);
-  if (specials) j["pad_token_id"] = kPadId;
+  add_special_ids(j, tokenizer);
   j["tie_word_embeddings"] = c.tie_embeddings;
   j["torch_dtype"] = "float32";
   j["potop"] = {{"model", ojson::parse(to_json(c).dump())}, {"tokenizer", tokenizer.kind()}};
