@@ -147,14 +147,13 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     if (specials.eos >= 0) added.push_back(added_token(specials.eos, gpt2->token(specials.eos)));
     const ojson byte_level = {
         {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-    // The vocabulary goes in as vocab.json's text: ordered_json's inserts search its keys
-    // linearly, too slow for 50257 of them.
+    // The vocabulary goes in as vocab.json's text (vocab_json): ordered_json's inserts search
+    // its keys linearly, too slow for 50257 of them.
     const std::string placeholder = "potop: vocab.json goes here";
     ojson model = bpe_model(placeholder);
     model["merges"] = merges;
     std::string text = hf_json_text(tokenizer_json(added, byte_level, byte_level, model));
-    std::string vocab = read_file(dir / "vocab.json");
-    while (!vocab.empty() && vocab.back() == '\n') vocab.pop_back();
+    const std::string vocab = gpt2->vocab_json();
     const size_t at = text.find(ojson(placeholder).dump());
     POTOP_CHECK(at != std::string::npos, "tokenizer.json lost its vocabulary's place");
     text.replace(at, ojson(placeholder).dump().size(), vocab);

@@ -8,6 +8,17 @@
 
 namespace potop {
 
+namespace {
+
+// The foreign tensor's shape; an Error naming its file when it is missing (potop's `name`).
+Shape shape_of(const ForeignTensors& tensors, const std::string& foreign, const std::string& name) {
+  if (!tensors.has(foreign))
+    throw Error(tensors.file_of(foreign) + ": tensor " + foreign + " is missing (potop's " + name + ")");
+  return tensors.shape(foreign);
+}
+
+}  // namespace
+
 int ForeignConfig::integer(const std::string& key) const {
   if (!has(key)) throw Error(file_ + ": " + key + " is missing");
   const nlohmann::json& v = j_.at(key);
@@ -48,9 +59,7 @@ const TensorSpec& ParameterFiller::spec(const std::string& name) const {
 }
 
 std::vector<float> ParameterFiller::read(const std::string& foreign, const Shape& shape, const std::string& name) {
-  if (!tensors_.has(foreign))
-    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is missing (potop's " + name + ")");
-  const Shape got = tensors_.shape(foreign);
+  const Shape got = shape_of(tensors_, foreign, name);
   if (got != shape)
     throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) + ", the config says " +
                 shape_string(shape));
@@ -71,9 +80,7 @@ void ParameterFiller::linear_columns(const std::string& name, const std::string&
   const TensorSpec& s = spec(name);
   POTOP_CHECK(s.shape.size() == 2, name + " is not a matrix");
   const int64_t in = s.shape[0], out = s.shape[1];
-  if (!tensors_.has(foreign))
-    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is missing (potop's " + name + ")");
-  const Shape got = tensors_.shape(foreign);
+  const Shape got = shape_of(tensors_, foreign, name);
   const int64_t rows = got.size() == 2 ? got[0] : -1;
   if (rows < 1 || c0 + rows > out)
     throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +

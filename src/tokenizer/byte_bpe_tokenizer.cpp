@@ -233,7 +233,7 @@ nlohmann::json ByteBpeTokenizer::to_json() const {
   return {{"kind", kind()}, {"tokens", tokens_}, {"merges", merges_}};
 }
 
-void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
+std::string ByteBpeTokenizer::vocab_json() const {
   // Written by hand in id order: ordered_json's operator[] searches its keys linearly, which for
   // GPT-2's 50257 tokens took a second.
   std::string vocab = "{";
@@ -243,8 +243,11 @@ void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
     vocab += ':';
     vocab += std::to_string(id);
   }
-  vocab += "}\n";
-  write_file_atomic(dir / "vocab.json", vocab);
+  return vocab + "}";
+}
+
+void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
+  write_file_atomic(dir / "vocab.json", vocab_json() + "\n");
   std::string merges = "#version: 0.2\n";
   for (const std::string& m : merges_) merges += m + "\n";
   write_file_atomic(dir / "merges.txt", merges);

@@ -52,6 +52,8 @@ class ByteBpeTokenizer final : public Tokenizer {
   void save_files(const std::filesystem::path& dir) const override;  // vocab.json, merges.txt
 
   const std::vector<std::string>& merges() const { return merges_; }
+  // vocab.json's text, {"!":0,...}, in id order (no final newline).
+  std::string vocab_json() const;
   const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }  // as vocab.json spells it
 
  private:
