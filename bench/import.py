@@ -15,7 +15,12 @@ names and shapes (tests/torch/check_hf_import.py checks those against PyTorch's 
 For each: `potop import` (wall time, peak RSS, from /usr/bin/time), then the first token:
 `potop sample -n 1` on a one-token prompt (loading the model included), and PyTorch loading the same
 safetensors files into float32 tensors (numpy memory map, torch.from_numpy, .float(): what a
-from_pretrained does before its first forward). The FMA peak is measured in the same run.
+from_pretrained does before its first forward). Then GGUF: the imported GPT-2 exported as llama.cpp's
+gpt2 at f32 and q8_0 (`potop export --format gguf`), each imported back (`potop import FILE.gguf`:
+its time and peak RSS; q8_0 matrices stay q8_0) and its first token, side by side with the real
+llama.cpp (node-llama-cpp, tests/gguf/first_token.mjs) loading the same file and giving its first
+token; without node or tests/gguf/node_modules that column is left out. The FMA peak is measured in
+the same run.
 """
 import argparse
 import json
@@ -81,6 +86,35 @@ def write_dir(d, cfg, state, dtype, vocab, merges):
     write_safetensors(os.path.join(d, "model.safetensors"), state, dtype)
 
 
+def gguf_cases(a, root, results):
+    """GPT-2 124M as GGUF (f32, q8_0): potop import and its first token, llama.cpp's first token."""
+    model = os.path.join(root, "gpt2", "potop")
+    node = os.path.join(HERE, "..", "tests", "gguf")
+    have_node = os.path.isdir(os.path.join(node, "node_modules")) and subprocess.run(
+        ["sh", "-c", "command -v node"], capture_output=True).returncode == 0
+    for kind in ["f32", "q8_0"]:
+        gguf = os.path.join(root, f"gpt2-{kind}.gguf")
+        out = os.path.join(root, f"gpt2-{kind}-back")
+        subprocess.run(["rm", "-rf", gguf, out])
+        subprocess.run([a.potop, "export", "-m", model, "--format", "gguf", "--type", kind, "--out", gguf],
+                       capture_output=True, check=True)
+        subprocess.run(["sync"])
+        imp_s, imp_rss, _ = timed([a.potop, "import", gguf, "--out", out])
+        tok_s, tok_rss, _ = timed([a.potop, "sample", "-m", out, "--prompt", "The", "-n", "1", "--temperature", "0",
+                                   "--threads", "1"])
+        cell = {"file_mib": os.path.getsize(gguf) / 2**20, "import_s": imp_s, "import_peak_rss_mib": imp_rss,
+                "first_token_s": tok_s, "first_token_peak_rss_mib": tok_rss}
+        line = (f"gpt2 GGUF {kind:4s} {cell['file_mib']:5.0f} MiB | potop import {imp_s:5.2f} s, peak RSS "
+                f"{imp_rss:5.0f} MiB | potop sample, first token {tok_s:5.2f} s, peak RSS {tok_rss:5.0f} MiB")
+        if have_node:
+            ref_s, ref_rss, r = timed(["node", os.path.join(node, "first_token.mjs"), gguf, "1024", "464"])  # "The"
+            cell.update({"llama_cpp_first_token_s": ref_s, "llama_cpp_first_token_peak_rss_mib": ref_rss})
+            line += (f" | llama.cpp first token {ref_s:5.2f} s, peak RSS {ref_rss:5.0f} MiB"
+                     f" | potop/llama.cpp first token {tok_s / ref_s:.2f}x")
+        results["cases"][f"gpt2-gguf-{kind}"] = cell
+        print(line, flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--potop", default="build/release/src/potop")
@@ -131,6 +165,7 @@ def main():
               f" | potop sample, first token {tok_s:5.2f} s, peak RSS {tok_rss:5.0f} MiB"
               f" | PyTorch load {torch_s:5.2f} s, peak RSS {torch_rss:5.0f} MiB"
               f" | import/PyTorch load {imp_s / torch_s:.2f}x", flush=True)
+    gguf_cases(a, root, results)
     print(f"FMA peak, 1 thread: {peak['gflops']:.1f} GFLOP/s")
     if a.json:
         json.dump(results, open(a.json, "w"), indent=2)

@@ -144,6 +144,26 @@ const ModelKind& kind_for(const std::string& architecture, const std::string& co
 
 }  // namespace
 
+void check_import_out(const fs::path& out) {
+  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+    throw Error("--out " + out.string() + ": exists; potop import writes a new or empty directory and replaces nothing");
+}
+
+void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer& tokenizer, nlohmann::json provenance,
+                          ImportSummary& s) {
+  const nlohmann::json normalized = s.kind->normalize(m.config, provenance["from"].get<std::string>());
+  s.notes = std::move(m.notes);
+  s.parameters = m.model->parameters().count();
+  nlohmann::json extra = {{"imported", std::move(provenance)}};
+  const std::string quantized = m.model->parameters().quantization();
+  if (!quantized.empty()) extra["quantized"] = quantized;
+  write_directory_atomic(out, [&](const fs::path& staging) {
+    save_model_files(staging, s.kind->name, normalized, tokenizer, nlohmann::json::object(), extra);
+    save_weights(staging / "latest.safetensors", m.model->parameters(), ModelHeader{s.kind->name, normalized, &tokenizer},
+                 {{"imported_from", s.architecture}});
+  });
+}
+
 bool is_hf_config(const nlohmann::json& j) {
   return j.is_object() && !j.contains("kind") && (j.contains("architectures") || j.contains("model_type"));
 }
@@ -165,8 +185,7 @@ std::unique_ptr<Tokenizer> read_hf_tokenizer(const fs::path& dir, std::string& f
 
 ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {
   if (!fs::is_directory(src)) throw Error(src.string() + ": not a directory (expected a Hugging Face model directory)");
-  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
-    throw Error("--out " + out.string() + ": exists; potop import writes a new or empty directory and replaces nothing");
+  check_import_out(out);
   const fs::path config_file = src / "config.json";
   if (!fs::exists(config_file)) throw Error(config_file.string() + ": missing (is this a Hugging Face model directory?)");
   const nlohmann::json config = read_json_file(config_file);
@@ -188,17 +207,10 @@ ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {
   s.tensors = tensors.count();
 
   ImportedModel m = s.kind->import_hf({config, config_file.string(), tensors, *tokenizer});
-  const nlohmann::json normalized = s.kind->normalize(m.config, config_file.string());
-  s.notes = std::move(m.notes);
-  s.parameters = m.model->parameters().count();
-  const nlohmann::json imported = {
-      {"imported", {{"from", fs::absolute(src).lexically_normal().string()}, {"architecture", s.architecture},
-                    {"dtypes", s.dtypes}}}};
-  write_directory_atomic(out, [&](const fs::path& staging) {
-    save_model_files(staging, s.kind->name, normalized, *tokenizer, nlohmann::json::object(), imported);
-    save_weights(staging / "latest.safetensors", m.model->parameters(), ModelHeader{s.kind->name, normalized, tokenizer.get()},
-                 {{"imported_from", s.architecture}});
-  });
+  write_imported_model(out, m, *tokenizer,
+                       {{"from", fs::absolute(src).lexically_normal().string()}, {"architecture", s.architecture},
+                        {"dtypes", s.dtypes}},
+                       s);
   return s;
 }
 

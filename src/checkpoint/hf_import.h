@@ -32,6 +32,15 @@ struct ImportSummary {
 
 ImportSummary import_hf_dir(const std::filesystem::path& src, const std::filesystem::path& out);
 
+// What every import ends with (a Hugging Face directory's, a GGUF file's): the model's config
+// normalized by its kind, then `out` written whole or not at all: config.json (with "imported":
+// `provenance`, and "quantized" when matrices stayed quantized), the tokenizer's files and
+// latest.safetensors. Fills s.notes and s.parameters.
+void write_imported_model(const std::filesystem::path& out, ImportedModel& model, const Tokenizer& tokenizer,
+                          nlohmann::json provenance, ImportSummary& s);
+// `--out` must be new or empty: an Error naming it otherwise.
+void check_import_out(const std::filesystem::path& out);
+
 // The tokenizer of a Hugging Face directory (see above); `from` says which files it came from.
 std::unique_ptr<Tokenizer> read_hf_tokenizer(const std::filesystem::path& dir, std::string& from);
 

@@ -118,7 +118,7 @@ std::string describe_checkpoint(const Metadata& metadata) {
   }
   try {
     const std::string quantized = read_quantization(metadata, "metadata");
-    if (!quantized.empty()) s += ", " + quantized + " (potop quantize)";
+    if (!quantized.empty()) s += ", " + quantized;
   } catch (const Error&) {
     s += ", bad quantization metadata";  // loading it says what is wrong
   }

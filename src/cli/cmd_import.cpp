@@ -1,9 +1,11 @@
-// `potop import DIR --out NEW`: a Hugging Face model directory (GPT-2, Llama) as a potop model
-// directory, which every command then takes (checkpoint/hf_import.h, docs/import.md).
+// `potop import SRC --out NEW`: a Hugging Face model directory (GPT-2, Llama) or a GGUF file
+// (llama.cpp's gpt2, llama) as a potop model directory, which every command then takes
+// (checkpoint/hf_import.h, checkpoint/gguf_import.h, docs/import.md).
 #include <chrono>
 #include <cstdio>
 #include <memory>
 
+#include "checkpoint/gguf_import.h"
 #include "checkpoint/hf_import.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -19,7 +21,8 @@ struct ImportArgs {
 int run_import(const ImportArgs& a) {
   if (a.out.empty()) throw Error("--out: give the new model directory to write");
   const auto start = std::chrono::steady_clock::now();
-  const ImportSummary s = import_hf_dir(a.src, a.out);
+  const bool gguf = std::filesystem::is_regular_file(a.src);
+  const ImportSummary s = gguf ? import_gguf_file(a.src, a.out) : import_hf_dir(a.src, a.out);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& note : s.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   std::fprintf(stderr, "import: %s (%s, %zu tensors, %s) -> %s: %s of %.1fM parameters; tokenizer %s; in %.1f s\n",
@@ -33,9 +36,10 @@ int run_import(const ImportArgs& a) {
 Run add_import(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "import", "read a Hugging Face model directory (GPT-2, Llama: config.json, model.safetensors and its tokenizer "
-                "files) into a new potop model directory");
+                "files) or a GGUF file (llama.cpp's gpt2 and llama; f32, f16, bf16, q8_0, q4_0) into a new potop model "
+                "directory");
   auto a = std::make_shared<ImportArgs>();
-  cmd->add_option("source", a->src, "the Hugging Face directory (what huggingface-cli download writes)")->required();
+  cmd->add_option("source", a->src, "the Hugging Face directory (what huggingface-cli download writes), or a .gguf file")->required();
   cmd->add_option("-o,--out", a->out, "the potop model directory to write (new or empty); a failure leaves nothing")
       ->required();
   return [a]() { return run_import(*a); };

@@ -119,8 +119,9 @@ Run add_info(CLI::App& app) {
       std::printf("translates: %s -> %s\n", files.files.value("source", "?").c_str(), files.files.value("target", "?").c_str());
     std::printf("parameters: %zu (%s as float32)\n", parameters, format_bytes(parameters * sizeof(float)).c_str());
     if (files.files.contains("quantized") && files.files["quantized"].is_string())
-      std::printf("quantized: %s (potop quantize: attention and feed-forward matrices; for inference only)\n",
-                  files.files["quantized"].get<std::string>().c_str());
+      std::printf("quantized: %s (%s: attention and feed-forward matrices; for inference only)\n",
+                  files.files["quantized"].get<std::string>().c_str(),
+                  files.files.contains("imported") ? "as the imported file stores them" : "potop quantize");
     std::printf("tokenizer: %s, %d tokens\n", files.tokenizer->kind().c_str(), files.tokenizer->size());
     if (kind.kv_cache_per_token) {
       const auto [bytes, how] = kind.kv_cache_per_token(files.config);

@@ -13,6 +13,7 @@ uint32_t gguf_file_type(GgmlType t) {
     case GgmlType::kF16: return 1;   // LLAMA_FTYPE_MOSTLY_F16
     case GgmlType::kQ4_0: return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
     case GgmlType::kQ8_0: return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
+    case GgmlType::kBF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16 (potop writes no bf16)
   }
   return 0;
 }
@@ -75,6 +76,7 @@ void GgufTensors::add(const std::string& name, const std::vector<float>& v, int6
       case GgmlType::kF16: quantize_row(QuantType::kF16, row, static_cast<int>(cols), out); break;
       case GgmlType::kQ8_0: quantize_row(QuantType::kQ8_0, row, static_cast<int>(cols), out); break;
       case GgmlType::kQ4_0: quantize_row(QuantType::kQ4_0, row, static_cast<int>(cols), out); break;
+      case GgmlType::kBF16: POTOP_CHECK(false, "potop writes no bf16 tensors"); break;
     }
   }
   std::vector<uint64_t> ne{static_cast<uint64_t>(cols)};

@@ -38,26 +38,6 @@ size_t padded(size_t n) { return (n + kGgufAlignment - 1) / kGgufAlignment * kGg
 
 }  // namespace
 
-const char* to_string(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF32: return "f32";
-    case GgmlType::kF16: return "f16";
-    case GgmlType::kQ4_0: return "q4_0";
-    case GgmlType::kQ8_0: return "q8_0";
-  }
-  return "?";
-}
-
-size_t ggml_row_bytes(GgmlType type, int64_t n) {
-  switch (type) {
-    case GgmlType::kF32: return static_cast<size_t>(n) * 4;
-    case GgmlType::kF16: return static_cast<size_t>(n) * 2;
-    case GgmlType::kQ4_0: POTOP_CHECK(n % 32 == 0, "q4_0 rows are whole blocks"); return static_cast<size_t>(n / 32) * 18;
-    case GgmlType::kQ8_0: POTOP_CHECK(n % 32 == 0, "q8_0 rows are whole blocks"); return static_cast<size_t>(n / 32) * 34;
-  }
-  return 0;
-}
-
 void GgufWriter::start_kv(const std::string& key, uint32_t type) {
   POTOP_CHECK(keys_.insert(key).second, "GGUF key added twice: " + key);
   put_string(kv_, key);

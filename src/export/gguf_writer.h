@@ -18,16 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/gguf_file.h"  // GgmlType, ggml_row_bytes, kGgufVersion, kGgufAlignment
+
 namespace potop {
-
-// The tensor types potop writes (ggml's enum ggml_type).
-enum class GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
-const char* to_string(GgmlType type);  // "f32", "f16", "q4_0", "q8_0"
-// Bytes of a row of n values; n must be a multiple of 32 for q4_0 and q8_0.
-size_t ggml_row_bytes(GgmlType type, int64_t n);
-
-inline constexpr uint32_t kGgufVersion = 3;
-inline constexpr size_t kGgufAlignment = 32;  // general.alignment's default
 
 class GgufWriter {
  public:

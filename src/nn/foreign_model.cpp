@@ -71,12 +71,14 @@ std::vector<float> ParameterFiller::read(const std::string& foreign, const Shape
 
 void ParameterFiller::same(const std::string& name, const std::string& foreign) {
   const TensorSpec& s = spec(name);
+  if (const std::optional<ForeignQuantized> q = tensors_.quantized(foreign)) dequantized_[foreign] = to_string(q->type);
   const std::vector<float> v = read(foreign, s.shape, name);
   std::memcpy(params_.values().at(s), v.data(), v.size() * sizeof(float));
   filled_[name] += v.size();
 }
 
-void ParameterFiller::linear_columns(const std::string& name, const std::string& foreign, int64_t c0) {
+void ParameterFiller::linear_columns(const std::string& name, const std::string& foreign, int64_t c0,
+                                     const std::vector<int64_t>& row_order) {
   const TensorSpec& s = spec(name);
   POTOP_CHECK(s.shape.size() == 2, name + " is not a matrix");
   const int64_t in = s.shape[0], out = s.shape[1];
@@ -85,11 +87,38 @@ void ParameterFiller::linear_columns(const std::string& name, const std::string&
   if (rows < 1 || c0 + rows > out)
     throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +
                 ", which does not fit the config's shapes");
+  POTOP_CHECK(row_order.empty() || static_cast<int64_t>(row_order.size()) == rows, "row_order: one index per row");
+  if (keep_quantized(name, foreign, c0, row_order)) {  // its rows as they are: no floats needed
+    if (!read_.insert(foreign).second) throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is read twice");
+    filled_[name] += static_cast<size_t>(rows * in);
+    return;
+  }
   const std::vector<float> w = read(foreign, {rows, in}, name);
   float* dst = params_.values().at(s);
-  for (int64_t i = 0; i < in; ++i)
-    for (int64_t r = 0; r < rows; ++r) dst[i * out + c0 + r] = w[static_cast<size_t>(r * in + i)];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = w.data() + (row_order.empty() ? r : row_order[static_cast<size_t>(r)]) * in;
+    for (int64_t i = 0; i < in; ++i) dst[i * out + c0 + r] = row[i];
+  }
   filled_[name] += w.size();
+}
+
+bool ParameterFiller::keep_quantized(const std::string& name, const std::string& foreign, int64_t c0,
+                                     const std::vector<int64_t>& row_order) {
+  const std::optional<ForeignQuantized> q = tensors_.quantized(foreign);
+  if (!q) return false;
+  if (!spec(name).matrix) {
+    dequantized_[foreign] = to_string(q->type);
+    return false;
+  }
+  if (q->cols != spec(name).shape[0]) return false;  // read() refuses its shape
+  const size_t row_bytes = quant_row_bytes(q->type, static_cast<int>(q->cols));
+  QuantizedPart part{q->type, q->rows, std::vector<uint8_t>(row_bytes * static_cast<size_t>(q->rows))};
+  for (int64_t r = 0; r < q->rows; ++r) {
+    const int64_t from = row_order.empty() ? r : row_order[static_cast<size_t>(r)];
+    std::memcpy(part.bytes.data() + r * row_bytes, q->data + from * row_bytes, row_bytes);
+  }
+  quantized_[name].emplace(c0, std::move(part));
+  return true;
 }
 
 void ParameterFiller::equal(const std::string& name, const std::string& foreign) {
@@ -101,7 +130,7 @@ void ParameterFiller::equal(const std::string& name, const std::string& foreign)
                 name + "); potop's model ties them");
 }
 
-void ParameterFiller::finish(const std::string& architecture) const {
+void ParameterFiller::finish(const std::string& architecture) {
   for (const TensorSpec& s : params_.layout().specs()) {
     const auto it = filled_.find(s.name);
     const size_t got = it == filled_.end() ? 0 : it->second;
@@ -112,6 +141,41 @@ void ParameterFiller::finish(const std::string& architecture) const {
     if (!read_.count(name))
       throw Error(tensors_.file_of(name) + ": tensor " + name + " is not one of " + architecture +
                   "'s, so potop cannot import it");
+  // A matrix stays quantized when the file stores all of its rows in one type.
+  for (auto& [name, parts] : quantized_) {
+    const TensorSpec& s = spec(name);
+    const int64_t in = s.shape[0], out = s.shape[1];
+    int64_t next = 0;
+    bool whole = true;
+    for (const auto& [first, part] : parts) {
+      whole = whole && first == next && part.type == parts.begin()->second.type;
+      next = first + part.rows;
+    }
+    if (!whole || next != out) {  // parts of several types: the matrix is float32, each part dequantized
+      float* dst = params_.values().at(s);
+      std::vector<float> row(static_cast<size_t>(in));
+      for (const auto& [first, part] : parts) {
+        const size_t row_bytes = quant_row_bytes(part.type, static_cast<int>(in));
+        for (int64_t r = 0; r < part.rows; ++r) {
+          dequantize_row(part.type, part.bytes.data() + r * row_bytes, static_cast<int>(in), row.data());
+          for (int64_t i = 0; i < in; ++i) dst[i * out + first + r] = row[static_cast<size_t>(i)];
+        }
+        dequantized_[name + " (rows from " + std::to_string(first) + ")"] = to_string(part.type);
+      }
+      continue;
+    }
+    QuantizedMatrix m{parts.begin()->second.type, static_cast<int>(out), static_cast<int>(in), QuantLayout::kRows, {}};
+    for (const auto& [first, part] : parts) m.data.insert(m.data.end(), part.bytes.begin(), part.bytes.end());
+    params_.set_quantized(static_cast<ParamId>(params_.layout().find(name) - params_.layout().specs().data()),
+                          std::move(m));
+  }
+  if (!dequantized_.empty()) {
+    std::string list;
+    for (const auto& [name, type] : dequantized_) list += (list.empty() ? "" : ", ") + name + " (" + type + ")";
+    notes_.push_back("float32 now, quantized in the file: " + list +
+                     "; potop keeps embeddings, norms and output tables in float32 (it quantizes the matrices of "
+                     "attention and the feed-forward blocks)");
+  }
 }
 
 }  // namespace potop

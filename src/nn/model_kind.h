@@ -36,8 +36,8 @@ struct ExportResult {
   std::vector<std::string> notes;  // lines for the user: fallbacks, what the other program does differently
   std::string summary;             // what was written: "llama.cpp gpt2, f16 weights, 28 tensors, 1.2 MB"
 };
-// potop import: a Hugging Face model as one of potop's (nn/foreign_model.h).
-using HfImporter = std::function<ImportedModel(const ImportRequest& request)>;
+// potop import: a Hugging Face directory's or a GGUF file's model as one of potop's (nn/foreign_model.h).
+using Importer = std::function<ImportedModel(const ImportRequest& request)>;
 using ExportWriter = std::function<ExportResult(const Model& model, const Tokenizer& tokenizer, const ExportRequest& request)>;
 
 struct ModelKind {
@@ -74,9 +74,12 @@ struct ModelKind {
   // when the kind has none.
   ExportWriter export_gguf = {}, export_hf = {};
   // potop import: the Hugging Face architectures (config.json's "architectures") this kind reads,
-  // and its importer, in the model's folder beside its export; empty when it reads none.
+  // and its importer, in the model's folder beside its export; empty when it reads none. The same
+  // for GGUF files: the general.architecture it reads ("gpt2", "llama"), and that importer.
   std::vector<std::string> hf_architectures = {};
-  HfImporter import_hf = {};
+  Importer import_hf = {};
+  std::string gguf_architecture = {};
+  Importer import_gguf = {};
 
   bool can(Task task) const;
 };

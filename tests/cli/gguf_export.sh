@@ -108,6 +108,35 @@ printf 'not a model at all' >garbage.gguf
 expect_error "sample -m garbage.gguf" 1 log "garbage.gguf: a GGUF file" -- sample -m garbage.gguf -n 5
 expect_error "sample -m an exported .gguf" 1 log "f32.gguf: a GGUF file" -- sample -m gguf-char/f32.gguf -n 5
 
+# potop import reads every file back (checkpoint/gguf_import.h): the imported model exported again
+# is the same file byte for byte (q8_0 and q4_0 matrices kept as they were), its tokenizer gives
+# the model's ids, and it continues a prompt as the model does. general.name is the directory's
+# name, so the imported model's directory is named as the model's.
+for m in "${MODELS[@]}"; do
+  for type in f32 f16 q8_0 q4_0; do
+    mkdir -p "back-$type"
+    if "$POTOP" import "gguf-$m/$type.gguf" --out "back-$type/$m" >"import-$m-$type.log" 2>&1 &&
+        "$POTOP" export -m "back-$type/$m" --format gguf --type "$type" --out "again-$m-$type.gguf" 2>/dev/null &&
+        cmp -s "gguf-$m/$type.gguf" "again-$m-$type.gguf"; then
+      ok "import $m $type, export again: the same file ($(wc -c <"again-$m-$type.gguf") bytes)"
+    else
+      fail "import $m $type and export again: not the same file ($(tail -n 1 "import-$m-$type.log"))"
+    fi
+  done
+  "$POTOP" tokenizer encode -t "$m" --whole <corpus.txt >"ids-$m.txt" 2>&1
+  "$POTOP" tokenizer encode -t "back-f32/$m" --whole <corpus.txt >"ids-back-$m.txt" 2>&1
+  cmp -s "ids-$m.txt" "ids-back-$m.txt" && [ -s "ids-$m.txt" ] &&
+    ok "import $m: the file's tokenizer ($(sed -n 's/.*tokenizer \([a-z_]*\),.*/\1/p' "import-$m-f32.log")) gives the model's ids" ||
+    fail "import $m: the tokenizer's ids differ from the model's"
+  a=$("$POTOP" sample -m "$m" -p "$PROMPT" -n 40 --temperature 0 --threads 1 2>/dev/null)
+  b=$("$POTOP" sample -m "back-f32/$m" -p "$PROMPT" -n 40 --temperature 0 --threads 1 2>/dev/null)
+  [ -n "$a" ] && [ "$a" = "$b" ] && ok "import $m: the same greedy continuation" ||
+    fail "import $m: greedy continuations differ: '$a' / '$b'"
+done
+expect_error "import a truncated GGUF" 1 strict "truncated.gguf" "cut short" -- import truncated.gguf --out back-truncated
+no_file "import a truncated GGUF" back-truncated
+expect_error "import over an existing directory" 1 strict "--out char" "exists" -- import gguf-char/f32.gguf --out char
+
 if [ "$FAILURES" -gt 0 ]; then finish; fi
 if [ ! -d "$GGUF_TESTS/node_modules" ] || ! command -v node >/dev/null; then
   if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "node or $GGUF_TESTS/node_modules missing: run scripts/setup.sh --all"; finish; fi

@@ -37,7 +37,7 @@ for spec in f16:0.002 q8_0:0.01 q4_0:0.08; do
   if [ "$size" -lt "$previous" ]; then ok "$type: $size bytes, smaller than the format before ($previous)"
   else fail "$type: $size bytes, not smaller than $previous"; fi
   previous=$size
-  "$POTOP" info -m "$dir" >info.txt && grep -q "$type (potop quantize)" info.txt && grep -q "^quantized: $type " info.txt &&
+  "$POTOP" info -m "$dir" >info.txt && grep -q "latest.safetensors .*, $type " info.txt && grep -q "^quantized: $type (potop quantize" info.txt &&
     ok "$type: info names the type" ||
     fail "$type: info does not name the type"
   if "$POTOP" eval -m "$dir" --data text.txt --json --threads 1 >"eval-$type.json" 2>/dev/null; then

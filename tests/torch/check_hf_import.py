@@ -12,9 +12,15 @@ and GPT-2-style vocab.json + merges.txt (a byte-level BPE learned here on a shor
   - LlamaForCausalLM, F32, grouped-query attention (4 heads, 2 K/V heads), untied head;
   - LlamaForCausalLM, BF16, SmolLM2's pattern (3 heads sharing 1 K/V head, tied head,
     rope_theta 100000), sharded, with rotary inv_freq buffers.
+and two GGUF files written as llama.cpp's converter lays them out (gguf_files.py), from the weights
+of the first and the fourth: GPT-2 with q8_0 matrices, an f16 token_embd and an output.weight
+beside it, alignment 64; the Llama with permuted q4_0 attn_q/attn_k, q4_0 matrices, a q8_0 output
+and a bf16 token_embd; keys and tensors in orders potop does not write.
 potop imports each (`potop import`); unit_tests' HfImport.WritesLogitsOfImportedModels computes
 the imported model's logits for random ids, which must equal those of GPT-2's and Llama's forward
-passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounded) weights. The
+passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounded) weights (for a
+model that kept a GGUF file's quantized matrices: on those dequantized; its own quantized logits
+are printed beside). GGUF files potop cannot read are refused in one line. The
 imported directories then work with potop info, sample, eval, attention, quantize and train --init-from,
 and export --format hf writes the imported tensors back bit for bit.
 Without torch it exits 77 (a skip; a failure with
@@ -148,6 +154,129 @@ def write_case(root, name, cfg, state, dtype, vocab, merges, shards=1, extra=Non
     return {k: stored(v, dtype) for k, v in state.items()}, np
 
 
+def gguf_vocab_keys(vocab, merges):
+    """tokenizer.ggml.* of a byte-level BPE, as convert_hf_to_gguf.py writes GPT-2's."""
+    from gguf_files import ARRAY, BOOL, I32, STRING, U32
+    tokens = sorted(vocab, key=vocab.get)
+    eot = vocab["<|endoftext|>"]
+    return [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, "gpt-2"),
+            ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.token_type", ARRAY, (I32, [3 if i == eot else 1 for i in range(len(tokens))])),
+            ("tokenizer.ggml.merges", ARRAY, (STRING, merges)), ("tokenizer.ggml.bos_token_id", U32, eot),
+            ("tokenizer.ggml.eos_token_id", U32, eot), ("tokenizer.ggml.add_bos_token", BOOL, False)]
+
+
+def write_gpt2_gguf(root, name, state, cfg, vocab, merges, rng):
+    """GPT-2 as llama.cpp's gpt2: matrices q8_0 ((out, in) rows), token_embd f16 and an output.weight
+    beside it (the same values), keys and tensors in an order potop does not write, alignment 64.
+    Returns the weights it holds under Hugging Face's names, float64."""
+    import numpy as np
+    from gguf_files import F32, F64, STRING, U32, U64, quantize, write_gguf
+    os.makedirs(os.path.join(root, name))
+    C, L, T = cfg["n_embd"], cfg["n_layer"], cfg["n_positions"]
+    t, held = [], {}
+    wte, held["transformer.wte.weight"] = quantize(state["transformer.wte.weight"], "f16")
+    t += [("token_embd.weight", state["transformer.wte.weight"].shape, "f16", wte),
+          ("output.weight", state["transformer.wte.weight"].shape, "f16", wte)]
+    for hf, gg in [("wpe.weight", "position_embd.weight"), ("ln_f.weight", "output_norm.weight"),
+                   ("ln_f.bias", "output_norm.bias")]:
+        blob, held["transformer." + hf] = quantize(state["transformer." + hf], "f32")
+        t.append((gg, state["transformer." + hf].shape, "f32", blob))
+    for l in range(L):
+        h, blk = f"transformer.h.{l}.", f"blk.{l}."
+        for hf, gg in [("ln_1", "attn_norm"), ("ln_2", "ffn_norm"), ("attn.c_attn", "attn_qkv"),
+                       ("attn.c_proj", "attn_output"), ("mlp.c_fc", "ffn_up"), ("mlp.c_proj", "ffn_down")]:
+            bias, held[h + hf + ".bias"] = quantize(state[h + hf + ".bias"], "f32")
+            t.append((blk + gg + ".bias", state[h + hf + ".bias"].shape, "f32", bias))
+            w = state[h + hf + ".weight"]
+            if w.ndim == 1:
+                blob, held[h + hf + ".weight"] = quantize(w, "f32")
+                t.append((blk + gg + ".weight", w.shape, "f32", blob))
+            else:  # Conv1D (in, out) -> rows (out, in)
+                blob, values = quantize(np.ascontiguousarray(w.T), "q8_0")
+                held[h + hf + ".weight"] = values.T
+                t.append((blk + gg + ".weight", w.T.shape, "q8_0", blob))
+    order = rng.permutation(len(t))
+    keys = [("general.alignment", U32, 64), ("gpt2.block_count", U32, L), ("general.architecture", STRING, "gpt2"),
+            ("general.name", STRING, "GPT-2 written by the test"), ("gpt2.context_length", U32, T),
+            ("gpt2.embedding_length", U32, C), ("gpt2.feed_forward_length", U32, 4 * C),
+            ("gpt2.attention.head_count", U32, cfg["n_head"]), ("gpt2.attention.layer_norm_epsilon", F32, 1e-5),
+            ("general.file_type", U32, 7), ("general.quantization_version", U32, 2),
+            ("test.a_u64", U64, 1 << 40), ("test.a_f64", F64, 0.25)] + gguf_vocab_keys(vocab, merges)
+    write_gguf(os.path.join(root, name, "model.gguf"), keys, [t[i] for i in order], alignment=64)
+    return held
+
+
+def write_llama_gguf(root, name, state, cfg, vocab, merges, rng):
+    """Llama (grouped-query, untied) as llama.cpp's llama: attn_q/attn_k rows permuted to adjacent
+    rotary pairs, matrices q4_0, output.weight q8_0, token_embd bf16, norms f32, tensors shuffled."""
+    from gguf_files import F32, STRING, U32, llama_cpp_permute, quantize, write_gguf
+    os.makedirs(os.path.join(root, name))
+    C, L, H, Hkv = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    t, held = [], {}
+
+    def add(hf, gg, kind, permute_heads=0):
+        w = state[hf]
+        rows = llama_cpp_permute(w, permute_heads) if permute_heads else w
+        blob, _ = quantize(rows, kind)
+        _, held[hf] = quantize(w, kind)  # row by row: the same values, in Hugging Face's order
+        t.append((gg, w.shape, kind, blob))
+
+    add("model.embed_tokens.weight", "token_embd.weight", "bf16")
+    add("lm_head.weight", "output.weight", "q8_0")
+    add("model.norm.weight", "output_norm.weight", "f32")
+    for l in range(L):
+        p, blk = f"model.layers.{l}.", f"blk.{l}."
+        add(p + "input_layernorm.weight", blk + "attn_norm.weight", "f32")
+        add(p + "post_attention_layernorm.weight", blk + "ffn_norm.weight", "f32")
+        add(p + "self_attn.q_proj.weight", blk + "attn_q.weight", "q4_0", H)
+        add(p + "self_attn.k_proj.weight", blk + "attn_k.weight", "q4_0", Hkv)
+        for hf, gg in [("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output"), ("mlp.gate_proj", "ffn_gate"),
+                       ("mlp.up_proj", "ffn_up"), ("mlp.down_proj", "ffn_down")]:
+            add(p + hf + ".weight", blk + gg + ".weight", "q4_0")
+    order = rng.permutation(len(t))
+    keys = [("general.architecture", STRING, "llama"), ("general.name", STRING, "Llama written by the test"),
+            ("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.context_length", U32, cfg["max_position_embeddings"]),
+            ("llama.embedding_length", U32, C), ("llama.block_count", U32, L),
+            ("llama.feed_forward_length", U32, cfg["intermediate_size"]), ("llama.attention.head_count", U32, H),
+            ("llama.attention.head_count_kv", U32, Hkv), ("llama.rope.dimension_count", U32, C // H),
+            ("llama.rope.freq_base", F32, cfg["rope_theta"]),
+            ("llama.attention.layer_norm_rms_epsilon", F32, cfg["rms_norm_eps"]),
+            ("general.file_type", U32, 2)] + gguf_vocab_keys(vocab, merges)
+    write_gguf(os.path.join(root, name, "model.gguf"), keys, [t[i] for i in order])
+    return held
+
+
+def gguf_refusals(potop, root, vocab, merges, check):
+    """Files potop cannot import: one line naming the file and what it lacks, nothing written."""
+    import numpy as np
+    from gguf_files import STRING, U32, quantize, write_gguf
+    base = [("general.architecture", STRING, "gpt2"), ("gpt2.block_count", U32, 1), ("gpt2.context_length", U32, 8),
+            ("gpt2.embedding_length", U32, 32), ("gpt2.attention.head_count", U32, 2)] + gguf_vocab_keys(vocab, merges)
+    blob, _ = quantize(np.zeros((len(vocab), 32), np.float32), "f32")
+    cases = {
+        "q4_K": (base, [("token_embd.weight", (len(vocab), 32), "q4_K", b"\0" * 144)], "is q4_K"),
+        "falcon": ([("general.architecture", STRING, "falcon")] + base[1:], [], "general.architecture falcon"),
+        "bert-vocab": (base[:5] + [("tokenizer.ggml.model", STRING, "bert")], [], "tokenizer.ggml.model bert"),
+        "missing-tensor": (base, [("token_embd.weight", (len(vocab), 32), "f32", blob)], "position_embd.weight is missing"),
+    }
+    for name, (keys, tensors, expect) in cases.items():
+        path = os.path.join(root, f"refuse-{name}.gguf")
+        write_gguf(path, keys, tensors)
+        out = os.path.join(root, f"refuse-{name}")
+        r = subprocess.run([potop, "import", path, "--out", out], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and expect in lines[0] and path in lines[0] and not os.path.exists(out),
+              f"import refuses a GGUF with {name}: {r.stderr.strip()}")
+    whole = open(os.path.join(root, "gguf-gpt2-q8_0", "model.gguf"), "rb").read()
+    for cut in [10, len(whole) // 3, len(whole) - 100]:
+        path = os.path.join(root, f"cut-{cut}.gguf")
+        open(path, "wb").write(whole[:cut])
+        r = subprocess.run([potop, "import", path, "--out", path + ".out"], capture_output=True, text=True)
+        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and path in r.stderr
+              and not os.path.exists(path + ".out"), f"import refuses a GGUF cut at byte {cut}: {r.stderr.strip()}")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -187,6 +316,7 @@ def main():
         for l in range(L):
             buffers[f"transformer.h.{l}.attn.bias"] = np.tril(np.ones((T, T), np.float32))[None, None]
             buffers[f"transformer.h.{l}.attn.masked_bias"] = np.array(-1e4, np.float32)
+        refs_state = {"gpt2": state}
         w, _ = write_case(root, "gpt2-f32-buffers", gpt2_cfg, state, "F32", vocab, merges, extra=buffers)
         refs["gpt2-f32-buffers"] = ("gpt2", gpt2_cfg, w)
         # 2. GPT2Model: no prefix, F16, two shards.
@@ -207,6 +337,7 @@ def main():
                      "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "rope_scaling": None, "attention_bias": False,
                      "mlp_bias": False, "tie_word_embeddings": False, "bos_token_id": V - 1, "eos_token_id": V - 1}
         state = llama_state(rng, C, L, V, 4, 2, 64, tie=False)
+        refs_state["llama"] = state
         w, _ = write_case(root, "llama-f32-gqa-untied", llama_cfg, state, "F32", vocab, merges)
         refs["llama-f32-gqa-untied"] = ("llama", llama_cfg, w)
         # 5. SmolLM2's pattern: 3 heads over 1 K/V head, tied, rope_theta 1e5, BF16, sharded, inv_freq buffers.
@@ -217,9 +348,16 @@ def main():
         w, _ = write_case(root, "smollm-bf16-tied-sharded", cfg, state, "BF16", vocab, merges, shards=3, extra=inv)
         refs["smollm-bf16-tied-sharded"] = ("llama", cfg, w)
 
+        # 6-7. GGUF files as llama.cpp's converter writes them (gguf_files.py), from the states of 1 and 4.
+        refs["gguf-gpt2-q8_0"] = ("gpt2", gpt2_cfg, write_gpt2_gguf(root, "gguf-gpt2-q8_0", refs_state["gpt2"],
+                                                                   gpt2_cfg, vocab, merges, rng))
+        refs["gguf-llama-q4_0"] = ("llama", llama_cfg, write_llama_gguf(root, "gguf-llama-q4_0", refs_state["llama"],
+                                                                      llama_cfg, vocab, merges, rng))
+
         for case, (arch, cfg, weights) in refs.items():
             d = os.path.join(root, case)
-            r = subprocess.run([potop, "import", os.path.join(d, "hf"), "--out", os.path.join(d, "potop")],
+            source = os.path.join(d, "model.gguf") if case.startswith("gguf-") else os.path.join(d, "hf")
+            r = subprocess.run([potop, "import", source, "--out", os.path.join(d, "potop")],
                                capture_output=True, text=True)
             check(r.returncode == 0, f"{case}: potop import ({r.stderr.strip().splitlines()[-1] if r.stderr else ''})")
             ids = [int(i) for i in rng.integers(0, V, 40)]
@@ -240,6 +378,13 @@ def main():
             scale, err = float(np.abs(want).max()), float(np.abs(got - want).max()) if got.shape == want.shape else 1e9
             check(err <= 2e-5 * max(1.0, scale), f"{case}: potop's logits are PyTorch's ({len(ids)} tokens, "
                   f"max |diff| {err:.2e}, max |logit| {scale:.1f})")
+            quantized = os.path.join(d, "potop_quantized_logits.safetensors")
+            if os.path.exists(quantized):
+                q = read_safetensors(quantized)[0]["logits"].astype(np.float64)
+                qerr = float(np.abs(q - want).max())
+                agree = float(np.mean(q.argmax(-1) == want.argmax(-1)))
+                print(f"     {case}: with its quantized matrices: max |diff| {qerr:.2e}, same top token at "
+                      f"{agree:.0%} of positions")
 
         # The imported model is an ordinary potop model directory.
         d = os.path.join(root, "gpt2-f32-buffers", "potop")
@@ -256,6 +401,15 @@ def main():
                             os.path.join(root, "attention.html")], capture_output=True, text=True)
         check(r.returncode == 0 and os.path.getsize(os.path.join(root, "attention.html")) > 0,
               "potop attention draws its heads")
+        # A GGUF import is an ordinary potop model too; a file potop cannot read is refused in one line.
+        d = os.path.join(root, "gguf-llama-q4_0", "potop")
+        r = subprocess.run([potop, "info", "-m", d], capture_output=True, text=True)
+        check(r.returncode == 0 and "imported: GGUF llama" in r.stdout and "q4_0" in r.stdout,
+              f"potop info shows the GGUF Llama and its q4_0 matrices {r.stdout[-300:]}")
+        r = subprocess.run([potop, "sample", "-m", d, "--prompt", "The quick", "-n", "8", "--temperature", "0"],
+                           capture_output=True)
+        check(r.returncode == 0 and r.stdout.startswith(b"The quick"), f"potop sample runs the GGUF Llama: {r.stdout!r}")
+        gguf_refusals(potop, root, vocab, merges, check)
         # Export after import gives back the tensors that were imported, bit for bit.
         for case in ["gpt2-f32-buffers", "llama-f32-gqa-untied"]:
             d = os.path.join(root, case)

@@ -3,6 +3,7 @@
 #include "core/arena.h"
 #include "models/gpt/gpt.h"
 #include "models/gpt/gpt_gguf.h"
+#include "models/gpt/gpt_gguf_import.h"
 #include "models/gpt/gpt_hf_export.h"
 #include "models/gpt/gpt_hf_import.h"
 
@@ -59,6 +60,8 @@ const ModelKind& gpt_kind() {
       .export_hf = write_hf,
       .hf_architectures = {"GPT2LMHeadModel", "GPT2Model"},
       .import_hf = import_gpt2_hf,
+      .gguf_architecture = "gpt2",
+      .import_gguf = import_gpt2_gguf,
   });
   return kind;
 }

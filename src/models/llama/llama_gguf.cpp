@@ -51,6 +51,16 @@ std::vector<float> interleave_rope_rows(const std::vector<float>& w, int heads, 
   return out;
 }
 
+std::vector<int64_t> rope_rows_from_interleaved(int heads, int D) {
+  POTOP_CHECK(D % 2 == 0, "rope_rows_from_interleaved: D even");
+  std::vector<int64_t> order(static_cast<size_t>(heads) * D);
+  const int half = D / 2;
+  for (int h = 0; h < heads; ++h)
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < half; ++i) order[size_t(h) * D + j * half + i] = int64_t{h} * D + 2 * i + j;
+  return order;
+}
+
 GgufWriter llama_gguf(const Llama& model, const Tokenizer& tokenizer, GgmlType weights, const std::string& name,
                       std::vector<std::string>& notes) {
   const LlamaConfig& c = model.config();

@@ -43,5 +43,8 @@ GgufWriter llama_gguf(const Llama& model, const Tokenizer& tokenizer, GgmlType w
 // The rows of a (heads · D, in) projection, per head, from Hugging Face's rotate_half order to
 // llama.cpp's adjacent pairs: row h·D + j·D/2 + i goes to row h·D + 2i + j.
 std::vector<float> interleave_rope_rows(const std::vector<float>& w, int heads, int D, int64_t in);
+// Its inverse as a row order (ParameterFiller::linear_columns' row_order): Hugging Face's row
+// h·D + j·D/2 + i is llama.cpp's row h·D + 2i + j.
+std::vector<int64_t> rope_rows_from_interleaved(int heads, int D);
 
 }  // namespace potop

@@ -3,6 +3,7 @@
 #include "core/arena.h"
 #include "models/llama/llama.h"
 #include "models/llama/llama_gguf.h"
+#include "models/llama/llama_gguf_import.h"
 #include "models/llama/llama_hf_export.h"
 #include "models/llama/llama_hf_import.h"
 
@@ -62,6 +63,8 @@ const ModelKind& llama_kind() {
       .export_hf = write_hf,
       .hf_architectures = {"LlamaForCausalLM"},
       .import_hf = import_llama_hf,
+      .gguf_architecture = "llama",
+      .import_gguf = import_llama_gguf,
   });
   return kind;
 }

@@ -201,8 +201,23 @@ TEST(HfImport, WritesLogitsOfImportedModels) {
     if (!fs::exists(e.path() / "ids.json")) continue;
     const std::vector<int> ids = read_json_file(e.path() / "ids.json").get<std::vector<int>>();
     const LoadedModel m = load_model_dir(e.path() / "potop");
-    const std::vector<float> got = logits(m, ids);
+    std::vector<float> got = logits(m, ids);
     const int64_t T = static_cast<int64_t>(ids.size()), V = static_cast<int64_t>(got.size()) / T;
+    if (m.model->parameters().any_quantized()) {
+      // A model that kept a GGUF file's q8_0/q4_0 matrices multiplies activations rounded to
+      // int8 (kernels/quant.h), as llama.cpp does. Its logits go beside; those compared with
+      // PyTorch's float forward are of its float twin: the same weights, dequantized.
+      write_safetensors(e.path() / "potop_quantized_logits.safetensors", {{"logits", Dtype::F32, {T, V}, got.data()}});
+      LoadedModel twin;
+      twin.kind = m.kind;
+      twin.model = m.kind->make(m.config);
+      ParameterSet& p = twin.model->parameters();
+      for (size_t i = 0; i < p.layout().specs().size(); ++i) {
+        const std::vector<float> v = m.model->parameters().dense_values(static_cast<ParamId>(i));
+        std::copy(v.begin(), v.end(), p.values().at(p.layout().specs()[i]));
+      }
+      got = logits(twin, ids);
+    }
     write_safetensors(e.path() / "potop_logits.safetensors", {{"logits", Dtype::F32, {T, V}, got.data()}});
     ++cases;
     if (!env || !*env) {  // the exported model itself, from the export's own weights

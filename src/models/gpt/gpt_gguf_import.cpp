@@ -1,0 +1,68 @@
+#include "models/gpt/gpt_gguf_import.h"
+
+#include <cmath>
+#include <string>
+
+#include "kernels/layernorm.h"
+#include "models/gpt/gpt.h"
+
+namespace potop {
+
+namespace {
+
+GPTConfig gpt2_gguf_config(const ForeignConfig& f) {
+  GPTConfig c;
+  c.block_size = f.integer("gpt2.context_length");
+  c.n_embd = f.integer("gpt2.embedding_length");
+  c.n_layer = f.integer("gpt2.block_count");
+  c.n_head = f.integer("gpt2.attention.head_count");
+  c.bias = true;
+  c.norm = NormPlacement::kPre;
+  c.activation = Activation::kGelu;
+  c.positions = PositionEncoding::kLearned;
+  c.dropout = 0.0f;
+  if (f.has("gpt2.feed_forward_length") && c.n_embd > 0 && f.integer("gpt2.feed_forward_length") != 4 * c.n_embd)
+    throw f.refuse("gpt2.feed_forward_length", "potop's GPT has an MLP of 4 · embedding_length");
+  if (static_cast<float>(f.number("gpt2.attention.layer_norm_epsilon", kLayerNormEps)) != kLayerNormEps)
+    throw f.refuse("gpt2.attention.layer_norm_epsilon", "potop's GPT normalizes with eps 1e-5, GPT-2's");
+  return c;
+}
+
+}  // namespace
+
+ImportedModel import_gpt2_gguf(const ImportRequest& r) {
+  const ForeignConfig f(r.config, r.config_file);
+  GPTConfig c = gpt2_gguf_config(f);
+  c.vocab_size = r.tokenizer.size();
+  c.validate(f.file());
+  auto gpt = std::make_unique<GPT>(c);
+  ParameterFiller fill(gpt->parameters(), r.tensors);
+  fill.same("wte.weight", "token_embd.weight");
+  fill.same("wpe.weight", "position_embd.weight");
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".", blk = "blk." + std::to_string(l) + ".";
+    fill.same(h + "ln_1.weight", blk + "attn_norm.weight");
+    fill.same(h + "ln_1.bias", blk + "attn_norm.bias");
+    fill.linear(h + "attn.c_attn.weight", blk + "attn_qkv.weight");
+    fill.same(h + "attn.c_attn.bias", blk + "attn_qkv.bias");
+    fill.linear(h + "attn.c_proj.weight", blk + "attn_output.weight");
+    fill.same(h + "attn.c_proj.bias", blk + "attn_output.bias");
+    fill.same(h + "ln_2.weight", blk + "ffn_norm.weight");
+    fill.same(h + "ln_2.bias", blk + "ffn_norm.bias");
+    fill.linear(h + "mlp.c_fc.weight", blk + "ffn_up.weight");
+    fill.same(h + "mlp.c_fc.bias", blk + "ffn_up.bias");
+    fill.linear(h + "mlp.c_proj.weight", blk + "ffn_down.weight");
+    fill.same(h + "mlp.c_proj.bias", blk + "ffn_down.bias");
+  }
+  fill.same("ln_f.weight", "output_norm.weight");
+  fill.same("ln_f.bias", "output_norm.bias");
+  if (r.tensors.has("output.weight")) fill.equal("wte.weight", "output.weight");
+  fill.finish("llama.cpp's gpt2");
+  ImportedModel out;
+  out.notes = fill.notes();
+  out.config = to_json(c);
+  out.model = std::move(gpt);
+  return out;
+}
+
+}  // namespace potop
