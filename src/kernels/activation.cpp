@@ -1,4 +1,5 @@
-// GELU (tanh approximation, as GPT-2 and torch.nn.GELU(approximate="tanh")) and ReLU.
+// GELU (tanh approximation, as GPT-2 and torch.nn.GELU(approximate="tanh")), the exact GELU (erf,
+// as BERT and torch.nn.GELU()) and ReLU.
 //
 // GELU is evaluated through the identity 1 + tanh(u) = 2 σ(2u) = 2 / (1 + e^(-2u)):
 //   out = x σ(2u) = x / (1 + e^(-2u)).
@@ -8,6 +9,7 @@
 #include "kernels/activation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/scratch.h"
@@ -45,6 +47,16 @@ inline float gelu_grad(float x) {
   const float es = e * s;  // 1 - s, without its cancellation as s -> 1
   const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
   return s * (1.0f + 2.0f * x * es * du);
+}
+
+// The exact GELU, x Φ(x) with Φ the normal distribution's CDF: Φ(x) = 0.5 (1 + erf(x/√2)), written
+// 0.5 erfc(-x/√2), which keeps its digits where 1 + erf(x/√2) would cancel (x < 0).
+// gelu_erf'(x) = Φ(x) + x φ(x), φ(x) = e^(-x²/2) / √(2π).
+constexpr float kSqrtHalf = 0.70710678118654752f;       // 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;     // 1/√(2π)
+inline float gelu_erf(float x) { return 0.5f * x * std::erfc(-x * kSqrtHalf); }
+inline float gelu_erf_grad(float x) {
+  return 0.5f * std::erfc(-x * kSqrtHalf) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
 }
 
 inline float relu(float x) { return x > 0.0f ? x : 0.0f; }
@@ -115,6 +127,9 @@ void bias_activation_backward(float* dpre, float* dbias, const float* dout, cons
 void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC) {
   bias_activation_forward(out, pre, bias, N, OC, [](float x) { return gelu(x); });
 }
+void bias_gelu_erf_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  bias_activation_forward(out, pre, bias, N, OC, [](float x) { return gelu_erf(x); });
+}
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC) {
   bias_activation_forward(out, pre, bias, N, OC, [](float x) { return relu(x); });
 }
@@ -122,6 +137,12 @@ void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const floa
                         GradStore store) {
   // forward: out = gelu(pre), pre = in·W + bias
   bias_activation_backward(dpre, dbias, dout, pre, N, OC, store, [](float d, float x) { return d * gelu_grad(x); });
+}
+void bias_gelu_erf_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                            GradStore store) {
+  // forward: out = gelu_erf(pre), pre = in·W + bias
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, store,
+                           [](float d, float x) { return d * gelu_erf_grad(x); });
 }
 void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                         GradStore store) {
@@ -142,6 +163,22 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n, G
               "gelu_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
   with_store(store, [&](auto add) {
     elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return d * gelu_grad(x); });
+  });
+}
+
+void gelu_erf_forward(float* out, const float* inp, size_t n) {
+  // out (n), inp (n); out may alias inp
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) out[i] = gelu_erf(inp[i]);
+}
+
+void gelu_erf_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
+  // dinp (n), dout (n), inp (n); dinp may be dout with kOverwrite
+  // forward: out = x Φ(x)
+  POTOP_CHECK(dinp == dout ? store == GradStore::kOverwrite : !overlap(dinp, dout, n),
+              "gelu_erf_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
+  with_store(store, [&](auto add) {
+    elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return d * gelu_erf_grad(x); });
   });
 }
 

@@ -1,4 +1,5 @@
-// Element-wise non-linearities of the feed-forward block: GELU (GPT-2's tanh form) and ReLU.
+// Element-wise non-linearities of the feed-forward block: GELU (GPT-2's tanh form), the exact GELU
+// (BERT's, with erf) and ReLU.
 #pragma once
 #include <cstddef>
 
@@ -12,6 +13,12 @@ void gelu_forward(float* out, const float* inp, size_t n);
 void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n,
                    GradStore store = GradStore::kAccumulate);
 
+// out = 0.5 x (1 + erf(x / √2))  — torch.nn.GELU(), Hugging Face's "gelu" (BERT's)
+void gelu_erf_forward(float* out, const float* inp, size_t n);
+// dinp (n) += dout * gelu_erf'(inp)   (= with GradStore::kOverwrite, which also lets dinp be dout)
+void gelu_erf_backward(float* dinp, const float* dout, const float* inp, size_t n,
+                       GradStore store = GradStore::kAccumulate);
+
 // out = max(0, x)
 void relu_forward(float* out, const float* inp, size_t n);
 // dinp (n) += dout * (inp > 0)   (= with GradStore::kOverwrite, which also lets dinp be dout)
@@ -22,6 +29,7 @@ void relu_backward(float* dinp, const float* dout, const float* inp, size_t n,
 // so the (N, OC) pre-activation is passed over once:
 //   pre (N, OC) += bias (OC) (bias may be null);  out = f(pre)
 void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC);
+void bias_gelu_erf_forward(float* out, float* pre, const float* bias, int N, int OC);
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC);
 // dpre (N, OC) += dout ⊙ f'(pre)  (= with GradStore::kOverwrite), and dbias (OC) += Σ_n dout ⊙ f'(pre)
 // in the same pass (dbias may be null; it comes out the same for every thread count, column_sums.h).
@@ -29,6 +37,8 @@ void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC)
 // needs no buffer of its own.
 void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                         GradStore store = GradStore::kAccumulate);
+void bias_gelu_erf_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                            GradStore store = GradStore::kAccumulate);
 void bias_relu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                         GradStore store = GradStore::kAccumulate);
 

@@ -13,12 +13,12 @@ namespace {
 
 // One row: o = LN(x), returning mean and rstd through m and s; `sum` is Σ x, already known.
 inline void normalize_row(float* __restrict o, float& m, float& s, const float* __restrict x, float sum,
-                          const float* weight, const float* bias, int C) {
+                          const float* weight, const float* bias, int C, float eps) {
   m = sum / C;
   float sq = 0.0f;  // two passes: Σ (x - mean)² does not cancel the way Σx² - C·mean² does
 #pragma omp simd reduction(+ : sq)
   for (int c = 0; c < C; ++c) sq += (x[c] - m) * (x[c] - m);
-  s = 1.0f / std::sqrt(sq / C + kLayerNormEps);
+  s = 1.0f / std::sqrt(sq / C + eps);
   const float mm = m, ss = s;
   if (bias) {
     for (int c = 0; c < C; ++c) o[c] = (x[c] - mm) * ss * weight[c] + bias[c];
@@ -30,7 +30,7 @@ inline void normalize_row(float* __restrict o, float& m, float& s, const float* 
 }  // namespace
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                       const float* bias, int N, int C) {
+                       const float* bias, int N, int C, float eps) {
   // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C) or null
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
   for (int n = 0; n < N; ++n) {
@@ -38,12 +38,12 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int c = 0; c < C; ++c) sum += x[c];
-    normalize_row(out + static_cast<size_t>(n) * C, mean[n], rstd[n], x, sum, weight, bias, C);
+    normalize_row(out + static_cast<size_t>(n) * C, mean[n], rstd[n], x, sum, weight, bias, C, eps);
   }
 }
 
 void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a, const float* b,
-                                const float* weight, const float* bias, int N, int C) {
+                                const float* weight, const float* bias, int N, int C, float eps) {
   // res (N, C), out (N, C), mean (N), rstd (N), a (N, C), b (N, C), weight (C), bias (C) or null
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > 16384)
   for (int n = 0; n < N; ++n) {
@@ -55,7 +55,7 @@ void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd
       r[c] = a[row + c] + b[row + c];
       sum += r[c];
     }
-    normalize_row(out + row, mean[n], rstd[n], r, sum, weight, bias, C);
+    normalize_row(out + row, mean[n], rstd[n], r, sum, weight, bias, C, eps);
   }
 }
 

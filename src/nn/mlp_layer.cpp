@@ -22,8 +22,13 @@ void MlpLayer::forward(float* out, const float* in, const LayerPass& pass, const
   float* pre = f.buffer(pre_);
   float* act = f.buffer(act_);
   POTOP_PROFILED("fc", linear(f, pre, in, fc_w_, kNoParam, N, C, H));  // pre = in·W₁ (+ b₁ next)
-  if (c_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_forward(act, pre, f.value(fc_b_), N, H));
-  else POTOP_PROFILED("bias+relu", bias_relu_forward(act, pre, f.value(fc_b_), N, H));  // pre += b₁; act = f(pre)
+  switch (c_.activation) {  // pre += b₁; act = f(pre)
+    case Activation::kGelu: POTOP_PROFILED("bias+gelu", bias_gelu_forward(act, pre, f.value(fc_b_), N, H)); break;
+    case Activation::kGeluErf:
+      POTOP_PROFILED("bias+gelu", bias_gelu_erf_forward(act, pre, f.value(fc_b_), N, H));
+      break;
+    case Activation::kRelu: POTOP_PROFILED("bias+relu", bias_relu_forward(act, pre, f.value(fc_b_), N, H)); break;
+  }
   POTOP_PROFILED("fc proj", linear(f, out, act, proj_w_, proj_b_, N, H, C));  // act·W₂ + b₂
 }
 
@@ -37,8 +42,17 @@ void MlpLayer::backward(float* din, const float* dout, const float* in, GradStor
   // act = f(pre), pre = in·W₁ + b₁: d pre in place, and d b₁
   const float* pre = f.buffer(pre_);
   constexpr GradStore kInPlace = GradStore::kOverwrite;
-  if (c_.activation == Activation::kGelu) POTOP_PROFILED("bias+gelu", bias_gelu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
-  else POTOP_PROFILED("bias+relu", bias_relu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
+  switch (c_.activation) {
+    case Activation::kGelu:
+      POTOP_PROFILED("bias+gelu", bias_gelu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
+      break;
+    case Activation::kGeluErf:
+      POTOP_PROFILED("bias+gelu", bias_gelu_erf_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
+      break;
+    case Activation::kRelu:
+      POTOP_PROFILED("bias+relu", bias_relu_backward(d, f.grad(fc_b_), d, pre, N, H, kInPlace));
+      break;
+  }
   // pre = in·W₁
   POTOP_PROFILED("fc", linear_backward(din, f.grad(fc_w_), nullptr, d, in, f.value(fc_w_), N, C, H,
                                        WeightLayout::kInOut, store));

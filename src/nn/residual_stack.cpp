@@ -14,7 +14,8 @@ LayerNormParams::LayerNormParams(LayerBuilder& b, const std::string& prefix, int
   if (with_bias) bias = b.param(prefix + ".bias", {n_embd}, TensorInit::zeros(), false);
 }
 
-ResidualStack::ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd) : placement_(norm), n_embd_(n_embd) {
+ResidualStack::ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd, float eps)
+    : placement_(norm), n_embd_(n_embd), eps_(eps) {
   branch_ = b.acts.keep("sub-layer output", n_embd);
   d_stream_ = b.acts.scratch("d residual stream", n_embd);
   d_other_ = b.acts.scratch("d sub-layer", n_embd);
@@ -55,7 +56,7 @@ const float* ResidualStack::forward(const float* x, const LayerPass& pass, const
   };
   if (pre && K > 0) {
     const auto n0 = norm_into(layers_[0].norm);
-    POTOP_PROFILED("layernorm", layernorm_forward(n0.out, n0.mean, n0.rstd, x, n0.w, n0.b, N, C));  // LN_0(x)
+    POTOP_PROFILED("layernorm", layernorm_forward(n0.out, n0.mean, n0.rstd, x, n0.w, n0.b, N, C, eps_));  // LN_0(x)
   }
   for (int k = 0; k < K; ++k) {
     const Entry& e = layers_[k];
@@ -66,7 +67,7 @@ const float* ResidualStack::forward(const float* x, const LayerPass& pass, const
     // post-LN: x' = LN(x + o) with this sub-layer's norm
     const auto m = norm_into(pre ? (k + 1 < K ? layers_[k + 1].norm : *final_) : e.norm);
     POTOP_PROFILED("residual+layernorm",
-                   residual_layernorm_forward(f.buffer(e.sum), m.out, m.mean, m.rstd, xk, o, m.w, m.b, N, C));
+                   residual_layernorm_forward(f.buffer(e.sum), m.out, m.mean, m.rstd, xk, o, m.w, m.b, N, C, eps_));
   }
   if (K == 0) return x;
   return f.buffer(pre ? final_->out : layers_[K - 1].norm.out);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/layernorm.h"
 #include "nn/transformer_config.h"
 #include "nn/layer.h"
 
@@ -28,7 +29,8 @@ struct LayerNormParams {
 
 class ResidualStack {
  public:
-  ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd);
+  // eps: the LayerNorms' (kernels/layernorm.h; BERT's is 1e-12).
+  ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd, float eps = kLayerNormEps);
 
   // Appends a sub-layer with its LayerNorm, which the caller declared first (checkpoint order:
   // the norm's tensors, then the sub-layer's).
@@ -71,6 +73,7 @@ class ResidualStack {
 
   NormPlacement placement_;
   int n_embd_;
+  float eps_;
   std::vector<Entry> layers_;
   std::unique_ptr<Norm> final_;  // pre-LN
   BufferId branch_;              // o_k, the current sub-layer's output: read at once by the add

@@ -32,11 +32,14 @@ std::vector<Field> transformer_fields(TransformerConfig& c) {
       {"bias", "biases in linear layers and LayerNorms", &c.bias, true},
       {"norm", "LayerNorm placement: pre (GPT-2) or post (the original Add & Norm)",
        choice(c.norm, {{NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}}), true},
-      {"activation", "feed-forward non-linearity: gelu or relu",
-       choice(c.activation, {{Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}}), true},
+      {"activation", "feed-forward non-linearity: gelu (tanh form, GPT-2's), relu, or gelu-erf (exact, BERT's)",
+       choice(c.activation,
+              {{Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}, {Activation::kGeluErf, "gelu-erf"}}),
+       true},
       {"positions", "position encoding: learned or sinusoidal",
        choice(c.positions, {{PositionEncoding::kLearned, "learned"}, {PositionEncoding::kSinusoidal, "sinusoidal"}}),
        true},
+      {"norm-eps", "the LayerNorms' epsilon (GPT-2's 1e-5; BERT's 1e-12)", &c.norm_eps, true},
   };
 }
 
@@ -53,10 +56,14 @@ void TransformerConfig::validate(const std::string& source) const {
           std::string("(") + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
   require(std::isfinite(dropout) && dropout >= 0.0f && dropout < 1.0f, source, "dropout",
           "must be in [0, 1) (got " + std::to_string(dropout) + ")");
+  require(std::isfinite(norm_eps) && norm_eps > 0.0f && norm_eps < 1.0f, source, "norm_eps",
+          "must be in (0, 1) (got " + std::to_string(norm_eps) + ")");
 }
 
 std::string to_string(NormPlacement v) { return v == NormPlacement::kPre ? "pre" : "post"; }
-std::string to_string(Activation v) { return v == Activation::kGelu ? "gelu" : "relu"; }
+std::string to_string(Activation v) {
+  return v == Activation::kGelu ? "gelu" : v == Activation::kRelu ? "relu" : "gelu-erf";
+}
 std::string to_string(PositionEncoding v) { return v == PositionEncoding::kLearned ? "learned" : "sinusoidal"; }
 
 nlohmann::json to_json(const TransformerConfig& config) {

@@ -12,7 +12,8 @@
 namespace potop {
 
 enum class NormPlacement { kPre, kPost };               // GPT-2 pre-LN, or "Add & Norm" post-LN
-enum class Activation { kGelu, kRelu };                 // feed-forward non-linearity
+// Feed-forward non-linearity: GELU's tanh form (GPT-2's), ReLU, or the exact GELU with erf (BERT's).
+enum class Activation { kGelu, kRelu, kGeluErf };
 enum class PositionEncoding { kLearned, kSinusoidal };  // wpe table, or the fixed sin/cos table
 
 struct TransformerConfig {
@@ -26,6 +27,7 @@ struct TransformerConfig {
   NormPlacement norm = NormPlacement::kPre;
   Activation activation = Activation::kGelu;
   PositionEncoding positions = PositionEncoding::kLearned;
+  float norm_eps = 1e-5f;  // the LayerNorms' eps (GPT-2's; BERT's is 1e-12)
 
   int head_size() const { return n_embd / n_head; }
   // Throws potop::Error "<source>: <field> <what is wrong>".

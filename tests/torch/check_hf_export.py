@@ -100,7 +100,8 @@ def gpt2_logits(cfg, weights, ids):
     C, H, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
     D, eps, T = C // H, cfg["layer_norm_epsilon"], len(ids)
     assert cfg.get("n_inner") in (None, 4 * C), cfg.get("n_inner")
-    acts = {"gelu_new": lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))}
+    acts = {"gelu_new": lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))),
+            "gelu": lambda x: 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))}
     act = acts[cfg["activation_function"]]
 
     def w(name):

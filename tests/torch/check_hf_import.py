@@ -8,7 +8,8 @@ weights under Hugging Face's tensor names and shapes (modeling_gpt2, modeling_ll
 and GPT-2-style vocab.json + merges.txt (a byte-level BPE learned here on a short text):
   - GPT2LMHeadModel, F32, "transformer." names, with the causal-mask buffers older files hold;
   - GPT2Model, F16, no prefix, sharded over two files by model.safetensors.index.json;
-  - GPT2LMHeadModel, BF16, with lm_head.weight stored beside the tied wte;
+  - GPT2LMHeadModel, BF16, with lm_head.weight stored beside the tied wte, the exact GELU
+    (activation_function "gelu") and layer_norm_epsilon 1e-3;
   - LlamaForCausalLM, F32, grouped-query attention (4 heads, 2 K/V heads), untied head;
   - LlamaForCausalLM, BF16, SmolLM2's pattern (3 heads sharing 1 K/V head, tied head,
     rope_theta 100000), sharded, with rotary inv_freq buffers.
@@ -325,11 +326,13 @@ def main():
         cfg = dict(gpt2_cfg, architectures=["GPT2Model"], activation_function="gelu_pytorch_tanh")
         w, _ = write_case(root, "gpt2model-f16-sharded", cfg, plain, "F16", vocab, merges, shards=2)
         refs["gpt2model-f16-sharded"] = ("gpt2", gpt2_cfg, {"transformer." + k: v for k, v in w.items()})
-        # 3. BF16 with lm_head.weight stored beside wte (tied: the same values).
+        # 3. BF16 with lm_head.weight stored beside wte (tied: the same values); the exact GELU (erf)
+        #    and another LayerNorm eps.
         state = gpt2_state(rng, C, L, V, T)
-        w, _ = write_case(root, "gpt2-bf16-lm-head", gpt2_cfg, state, "BF16", vocab, merges,
+        cfg = dict(gpt2_cfg, activation_function="gelu", layer_norm_epsilon=1e-3)
+        w, _ = write_case(root, "gpt2-bf16-lm-head-erf", cfg, state, "BF16", vocab, merges,
                           extra={"lm_head.weight": state["transformer.wte.weight"]})
-        refs["gpt2-bf16-lm-head"] = ("gpt2", gpt2_cfg, w)
+        refs["gpt2-bf16-lm-head-erf"] = ("gpt2", cfg, w)
         # 4. Llama, F32, grouped-query attention, untied head.
         llama_cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": V, "hidden_size": C,
                      "intermediate_size": 64, "num_hidden_layers": L, "num_attention_heads": 4,

@@ -64,15 +64,17 @@ def sinusoidal(t, p):
 
 def layernorm(t, p):
     inp, w, b = leaf(t["inp"]), leaf(t["weight"]), leaf(t.get("bias"))
-    out = F.layer_norm(inp, w.shape, w, b, torch_gpt.LAYERNORM_EPS)
+    eps = p.get("eps", torch_gpt.LAYERNORM_EPS)
+    out = F.layer_norm(inp, w.shape, w, b, eps)
     var, mean = torch.var_mean(inp.detach(), dim=-1, unbiased=False)
-    return {"out": out, "mean": mean, "rstd": torch.rsqrt(var + torch_gpt.LAYERNORM_EPS),
+    return {"out": out, "mean": mean, "rstd": torch.rsqrt(var + eps),
             **grads(out, t["dout"], {"dinp": inp, "dweight": w, "dbias": b})}
 
 
 def activation(t, p):
     inp = leaf(t["inp"])
-    out = F.gelu(inp, approximate="tanh") if p["fn"] == "gelu" else F.relu(inp)
+    fns = {"gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu_erf": F.gelu, "relu": F.relu}
+    out = fns[p["fn"]](inp)
     return {"out": out, **grads(out, t["dout"], {"dinp": inp})}
 
 

@@ -45,7 +45,8 @@ void check_architecture(const GPTConfig& c) {
     throw Error("config norm '" + to_string(c.norm) + "': llama.cpp's gpt2 is pre-LN; a post-LN model cannot be exported to GGUF");
   if (c.activation != Activation::kGelu)
     throw Error("config activation '" + to_string(c.activation) +
-                "': llama.cpp's gpt2 uses GELU; a ReLU model cannot be exported to GGUF");
+                "': llama.cpp's gpt2 uses GELU's tanh form (gelu); a " + to_string(c.activation) +
+                " model cannot be exported to GGUF");
 }
 
 }  // namespace
@@ -69,7 +70,7 @@ GgufWriter gpt2_gguf(const GPT& model, const Tokenizer& tokenizer, GgmlType weig
   w.add_u32("gpt2.feed_forward_length", static_cast<uint32_t>(4 * C));
   w.add_u32("gpt2.block_count", static_cast<uint32_t>(c.n_layer));
   w.add_u32("gpt2.attention.head_count", static_cast<uint32_t>(c.n_head));
-  w.add_f32("gpt2.attention.layer_norm_epsilon", kLayerNormEps);
+  w.add_f32("gpt2.attention.layer_norm_epsilon", c.norm_eps);
   add_gguf_vocab(w, tokenizer, notes);
 
   const ParameterSet& params = model.parameters();

@@ -1,6 +1,5 @@
 #include "models/gpt/gpt_gguf_import.h"
 
-#include <cmath>
 #include <string>
 
 #include "kernels/layernorm.h"
@@ -23,8 +22,7 @@ GPTConfig gpt2_gguf_config(const ForeignConfig& f) {
   c.dropout = 0.0f;
   if (f.has("gpt2.feed_forward_length") && c.n_embd > 0 && f.integer("gpt2.feed_forward_length") != 4 * c.n_embd)
     throw f.refuse("gpt2.feed_forward_length", "potop's GPT has an MLP of 4 · embedding_length");
-  if (static_cast<float>(f.number("gpt2.attention.layer_norm_epsilon", kLayerNormEps)) != kLayerNormEps)
-    throw f.refuse("gpt2.attention.layer_norm_epsilon", "potop's GPT normalizes with eps 1e-5, GPT-2's");
+  c.norm_eps = static_cast<float>(f.number("gpt2.attention.layer_norm_epsilon", kLayerNormEps));
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/decimal.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "export/hf_files.h"
@@ -22,10 +23,6 @@ struct HfSource {
 };
 
 using ojson = nlohmann::ordered_json;
-
-// GPT-2's LayerNorm eps is written as 1e-5: the value potop's kernels use.
-static_assert(kLayerNormEps == 1e-5f, "config.json's layer_norm_epsilon must follow kLayerNormEps");
-constexpr double kLayerNormEpsilon = 1e-5;
 
 class TensorCollector {
  public:
@@ -62,10 +59,9 @@ void check_maps(const GPTConfig& c, const Tokenizer& tokenizer) {
     throw Error("norm: a " + to_string(c.norm) +
                 "-LN model cannot be written as a GPT2LMHeadModel, which is pre-LN (LayerNorm before attention "
                 "and the MLP, a final ln_f); only --norm pre models can be exported to Hugging Face");
-  if (c.activation != Activation::kGelu)
-    throw Error("activation: a " + to_string(c.activation) +
-                " model cannot be written as a GPT2LMHeadModel, whose MLP is GELU (gelu_new); only --activation gelu "
-                "models can be exported to Hugging Face");
+  if (c.activation == Activation::kRelu)
+    throw Error("activation: a relu model cannot be written as a GPT2LMHeadModel, whose MLP is GELU (gelu_new or "
+                "gelu); only --activation gelu or gelu-erf models can be exported to Hugging Face");
   check_hf_tokenizer(tokenizer);
   if (tokenizer.size() != c.vocab_size)
     throw Error("vocab_size: the model has " + std::to_string(c.vocab_size) + " tokens, its tokenizer " +
@@ -116,11 +112,12 @@ ojson config_json(const HfSource& m) {
   j["n_layer"] = c.n_layer;
   j["n_head"] = c.n_head;
   j["n_inner"] = 4 * c.n_embd;
-  j["activation_function"] = "gelu_new";  // potop's GELU is the tanh approximation (kernels/activation.cpp)
+  // potop's gelu is the tanh approximation (Hugging Face's gelu_new), gelu-erf the exact one ("gelu").
+  j["activation_function"] = c.activation == Activation::kGeluErf ? "gelu" : "gelu_new";
   j["resid_pdrop"] = c.dropout;
   j["embd_pdrop"] = c.dropout;
   j["attn_pdrop"] = c.dropout;
-  j["layer_norm_epsilon"] = kLayerNormEpsilon;
+  j["layer_norm_epsilon"] = as_written(c.norm_eps);
   j["initializer_range"] = 0.02;
   j["scale_attn_weights"] = true;  // scores / √head_size, as potop's attention
   j["scale_attn_by_inverse_layer_idx"] = false;

@@ -1,9 +1,7 @@
 #include "models/gpt/gpt_hf_import.h"
 
-#include <cmath>
 #include <string>
 
-#include "kernels/layernorm.h"
 #include "models/gpt/gpt.h"
 
 namespace potop {
@@ -21,12 +19,12 @@ GPTConfig gpt2_config(const ForeignConfig& f, std::vector<std::string>& notes) {
   c.norm = NormPlacement::kPre;
   c.positions = PositionEncoding::kLearned;
   const std::string act = f.string("activation_function", "gelu_new");
-  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-    throw f.refuse("activation_function",
-                   "potop's GPT computes GELU's tanh approximation (gelu_new, gelu_pytorch_tanh) only");
-  c.activation = Activation::kGelu;
-  if (std::fabs(f.number("layer_norm_epsilon", 1e-5) - kLayerNormEps) > 1e-12)
-    throw f.refuse("layer_norm_epsilon", "potop's GPT normalizes with eps 1e-5, GPT-2's");
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::kGelu;
+  else if (act == "gelu") c.activation = Activation::kGeluErf;  // exact, with erf
+  else if (act == "relu") c.activation = Activation::kRelu;
+  else
+    throw f.refuse("activation_function", "potop's GPT computes gelu_new, gelu_pytorch_tanh, gelu (erf) and relu");
+  c.norm_eps = static_cast<float>(f.number("layer_norm_epsilon", 1e-5));
   if (f.has("n_inner") && c.n_embd > 0 && f.integer("n_inner") != 4 * c.n_embd)
     throw f.refuse("n_inner", "potop's GPT has an MLP of 4 · n_embd");
   if (!f.boolean("scale_attn_weights", true))

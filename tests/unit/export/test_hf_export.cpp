@@ -206,6 +206,17 @@ TEST(HfExport, RefusesWhatGpt2CannotComputeAndLeavesNothing) {
   EXPECT_TRUE(entries(dir).empty());
 }
 
+TEST(HfExport, TheExactGeluAndAnotherEpsAreWrittenAsHuggingFaceNamesThem) {
+  const testing::TempDir dir("hf_export_erf");
+  GPTConfig c = small_config();
+  c.activation = Activation::kGeluErf;
+  c.norm_eps = 1e-6f;
+  export_hf(make_model(c, char_tokenizer()), dir / "hf");
+  const json config = read_json_file(dir / "hf" / "config.json");
+  EXPECT_EQ(config["activation_function"], "gelu");  // Hugging Face's name for the erf form
+  EXPECT_EQ(config["layer_norm_epsilon"].get<double>(), 1e-6);  // as written, not 9.99999997e-07
+}
+
 TEST(HfExport, WritesOnlyANewOrEmptyDirectory) {
   const testing::TempDir dir("hf_export_dest");
   const LoadedGpt m = make_model(small_config(), char_tokenizer());

@@ -129,10 +129,10 @@ TEST(HfImport, RefusesInOneLineNamingTheFieldAndWritesNothing) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     EXPECT_FALSE(fs::exists(out)) << needle;
   };
-  edit_config(hf, [](json& j) { j["activation_function"] = "gelu"; });
-  refused("config.json: activation_function \"gelu\": ");
-  edit_config(hf, [](json& j) { j["activation_function"] = "gelu_new", j["layer_norm_epsilon"] = 1e-6; });
-  refused("layer_norm_epsilon 1e-06");
+  edit_config(hf, [](json& j) { j["activation_function"] = "silu"; });
+  refused("config.json: activation_function \"silu\": ");
+  edit_config(hf, [](json& j) { j["activation_function"] = "gelu_new", j["layer_norm_epsilon"] = 0.0; });
+  refused("norm_eps must be in (0, 1)");
   edit_config(hf, [](json& j) { j["layer_norm_epsilon"] = 1e-5, j["n_layer"] = 3; });
   refused("tensor transformer.h.2.ln_1.weight is missing");
   edit_config(hf, [](json& j) { j["n_layer"] = 1; });

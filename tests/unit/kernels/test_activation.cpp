@@ -38,6 +38,23 @@ double max_rel_error(const std::vector<float>& a, const std::vector<double>& ref
   return worst;
 }
 
+// Each non-linearity's four kernels, for the tests that hold for all of them.
+struct Kind {
+  const char* name;
+  void (*forward)(float*, const float*, size_t);
+  void (*backward)(float*, const float*, const float*, size_t, GradStore);
+  void (*bias_forward)(float*, float*, const float*, int, int);
+  void (*bias_backward)(float*, float*, const float*, const float*, int, int, GradStore);
+};
+const std::vector<Kind>& kinds() {
+  static const std::vector<Kind> k = {
+      {"gelu", gelu_forward, gelu_backward, bias_gelu_forward, bias_gelu_backward},
+      {"gelu_erf", gelu_erf_forward, gelu_erf_backward, bias_gelu_erf_forward, bias_gelu_erf_backward},
+      {"relu", relu_forward, relu_backward, bias_relu_forward, bias_relu_backward},
+  };
+  return k;
+}
+
 TEST(ActivationTest, GeluForwardMatchesReference) {
   const auto x = gelu_inputs(161, 1000);
   std::vector<float> out(x.size());
@@ -93,6 +110,61 @@ TEST(ActivationTest, GeluBackwardMatchesFiniteDifferencesAndAccumulates) {
   EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
 }
 
+// x Φ(x) in double, as 0.5 x erfc(-x/√2): no cancellation in the negative tail.
+double gelu_erf_ref(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+double gelu_erf_grad_ref(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+}
+
+TEST(ActivationTest, GeluErfForwardMatchesReference) {
+  const auto x = gelu_inputs(161, 1000);
+  std::vector<float> out(x.size());
+  gelu_erf_forward(out.data(), x.data(), x.size());
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = gelu_erf_ref(x[i]);
+  EXPECT_LT(testing::max_abs_diff(out.data(), ref.data(), x.size()), 1e-6);
+  // Relative accuracy in the tail too (gelu_erf(-8) ≈ -5e-15, where 1 + erf would round to 0).
+  EXPECT_LT(max_rel_error(out, ref, 1e-30), 1e-5);
+  EXPECT_EQ(out[1000 + 80], 0.0f);  // x = 0
+  // torch.nn.functional.gelu(torch.tensor(1.0, dtype=torch.float64)) and at -0.5: not the tanh form.
+  EXPECT_NEAR(gelu_erf_ref(1.0), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(gelu_erf_ref(-0.5), -0.15426876936299347, 1e-15);
+  const std::vector<float> extreme = {-1e30f, -100.0f, 100.0f, 1e30f};
+  std::vector<float> extreme_out(4);
+  gelu_erf_forward(extreme_out.data(), extreme.data(), 4);
+  EXPECT_EQ(extreme_out[0], 0.0f);
+  EXPECT_EQ(extreme_out[1], 0.0f);
+  EXPECT_EQ(extreme_out[2], 100.0f);
+  EXPECT_EQ(extreme_out[3], 1e30f);
+  auto y = x;  // in place
+  gelu_erf_forward(y.data(), y.data(), y.size());
+  EXPECT_EQ(y, out);
+}
+
+TEST(ActivationTest, GeluErfBackwardMatchesFiniteDifferencesAndAccumulates) {
+  for (const size_t n : {size_t{1}, size_t{17}, size_t{37}}) {
+    auto x = gelu_inputs(0, n);
+    x[0] = 0.0f;
+    auto dout = random_vector(n, 2);
+    std::vector<float> out(n);
+    auto loss = [&] {
+      gelu_erf_forward(out.data(), x.data(), n);
+      return weighted_sum(out.data(), dout.data(), n);
+    };
+    const auto dinp0 = random_vector(n, 3);
+    auto dinp = dinp0;
+    gelu_erf_backward(dinp.data(), dout.data(), x.data(), n);
+    EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-3f, 1e-3, 1e-3)) << "n=" << n;
+  }
+  const auto x = gelu_inputs(161, 0);
+  std::vector<float> ones(x.size(), 1.0f), dinp(x.size(), 0.0f);
+  gelu_erf_backward(dinp.data(), ones.data(), x.data(), x.size());
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = gelu_erf_grad_ref(x[i]);
+  EXPECT_LT(testing::max_abs_diff(dinp.data(), ref.data(), x.size()), 1e-6);
+  EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
+}
+
 TEST(ActivationTest, ReluForwardAndBackward) {
   const size_t n = 33;
   auto x = random_vector(n, 4);
@@ -137,9 +209,9 @@ TEST(ActivationTest, BackwardOverwriteInPlace) {
   // (GradStoreBothWays below checks the bits).
   const size_t n = 1037;
   const auto x = random_vector(n, 9, 4.0f), dout = random_vector(n, 10);
-  for (bool gelu : {true, false}) {
-    SCOPED_TRACE(gelu ? "gelu" : "relu");
-    auto backward = gelu ? gelu_backward : relu_backward;
+  for (const Kind& k : kinds()) {
+    SCOPED_TRACE(k.name);
+    auto backward = k.backward;
     std::vector<float> ref(n, 0.0f), set(n, std::nanf("")), inplace = dout;
     backward(ref.data(), dout.data(), x.data(), n, GradStore::kAccumulate);
     backward(set.data(), dout.data(), x.data(), n, GradStore::kOverwrite);
@@ -153,26 +225,25 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
   // bias_*_forward: pre += bias, out = f(pre), exactly as the separate steps. bias_*_backward (its
   // default store is kOverwrite): dpre as the GradStore::kOverwrite backward (in place too), dbias
   // the column sums of dpre, the same for one and two threads.
-  for (bool gelu : {true, false}) {
+  for (const Kind& k : kinds()) {
     for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{67, 40}, std::pair{300, 200}}) {
-      SCOPED_TRACE(std::string(gelu ? "gelu" : "relu") + " N=" + std::to_string(N) + " OC=" + std::to_string(OC));
+      SCOPED_TRACE(std::string(k.name) + " N=" + std::to_string(N) + " OC=" + std::to_string(OC));
       const size_t n = size_t(N) * OC;
       const auto x = random_vector(n, 21, 4.0f), bias = random_vector(OC, 22), dout = random_vector(n, 23);
       std::vector<float> sum(n), ref(n);
       for (size_t i = 0; i < n; ++i) sum[i] = x[i] + bias[i % OC];
-      (gelu ? gelu_forward : relu_forward)(ref.data(), sum.data(), n);
+      k.forward(ref.data(), sum.data(), n);
       std::vector<float> pre = x, out(n);
-      (gelu ? bias_gelu_forward : bias_relu_forward)(out.data(), pre.data(), bias.data(), N, OC);
+      k.bias_forward(out.data(), pre.data(), bias.data(), N, OC);
       EXPECT_TRUE(testing::bitwise_equal(pre, sum));
       EXPECT_TRUE(testing::bitwise_equal(out, ref));
 
       std::vector<float> dref(n);
-      (gelu ? gelu_backward : relu_backward)(dref.data(), dout.data(), sum.data(), n, GradStore::kOverwrite);
+      k.backward(dref.data(), dout.data(), sum.data(), n, GradStore::kOverwrite);
       auto run = [&](int threads) {
         testing::ScopedThreads scope(threads);
         std::vector<float> d = dout, db(OC, 0.5f);
-        (gelu ? bias_gelu_backward : bias_relu_backward)(d.data(), db.data(), d.data(), sum.data(), N, OC,
-                                                         GradStore::kOverwrite);
+        k.bias_backward(d.data(), db.data(), d.data(), sum.data(), N, OC, GradStore::kOverwrite);
         return std::pair{d, db};
       };
       const auto [d1, db1] = run(1);
@@ -180,8 +251,7 @@ TEST(ActivationTest, BiasActivationIsBiasThenActivation) {
       EXPECT_TRUE(testing::bitwise_equal(d1, dref));
       EXPECT_TRUE(testing::bitwise_equal(db1, db2)) << "dbias depends on the thread count";
       std::vector<float> d_no_bias = dout;  // a layer without bias: no dbias, the same dpre
-      (gelu ? bias_gelu_backward : bias_relu_backward)(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC,
-                                                       GradStore::kOverwrite);
+      k.bias_backward(d_no_bias.data(), nullptr, d_no_bias.data(), sum.data(), N, OC, GradStore::kOverwrite);
       EXPECT_TRUE(testing::bitwise_equal(d_no_bias, dref));
       for (int c = 0; c < OC; ++c) {
         double s = 0.5;
@@ -198,24 +268,20 @@ TEST(ActivationTest, GradStoreBothWays) {
   for (const size_t n : {size_t{1}, size_t{37}, size_t{50001}}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     const auto x = random_vector(n, 31, 4.0f), dout = random_vector(n, 32);
-    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
-      gelu_backward(g[0], dout.data(), x.data(), n, store);
-    })) << "gelu";
-    EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
-      relu_backward(g[0], dout.data(), x.data(), n, store);
-    })) << "relu";
+    for (const Kind& k : kinds())
+      EXPECT_TRUE(testing::stores_as_grad_store_says({n}, 1, [&](GradStore store, const std::vector<float*>& g) {
+        k.backward(g[0], dout.data(), x.data(), n, store);
+      })) << k.name;
   }
   // The bias-activation backward: dpre by the store, dbias (a parameter gradient) always summed into.
   for (auto [N, OC] : {std::pair{1, 1}, std::pair{7, 13}, std::pair{300, 200}}) {
     SCOPED_TRACE("N=" + std::to_string(N) + " OC=" + std::to_string(OC));
     const size_t n = size_t(N) * OC;
     const auto pre = random_vector(n, 33, 4.0f), dout = random_vector(n, 34);
-    for (bool gelu : {true, false}) {
-      auto backward = gelu ? bias_gelu_backward : bias_relu_backward;
+    for (const Kind& k : kinds())
       EXPECT_TRUE(testing::stores_as_grad_store_says({n, size_t(OC)}, 1, [&](GradStore store, const std::vector<float*>& g) {
-        backward(g[0], g[1], dout.data(), pre.data(), N, OC, store);
-      })) << (gelu ? "bias_gelu" : "bias_relu");
-    }
+        k.bias_backward(g[0], g[1], dout.data(), pre.data(), N, OC, store);
+      })) << "bias " << k.name;
     // Their default store is kAccumulate, as everywhere: onto zeros it gives kOverwrite's values
     // (up to the sign of a zero).
     std::vector<float> by_default(n, 0.0f), set(n, std::nanf(""));

@@ -160,8 +160,8 @@ void sinusoidal_case(Cases& k, const std::string& c, int T, int C) {
   sinusoidal_positions(k.out("table", {T, C}).data(), T, C);
 }
 
-void layernorm_case(Cases& k, const std::string& c, bool bias, int N, int C) {
-  k.begin(c, {{"kernel", "layernorm"}});
+void layernorm_case(Cases& k, const std::string& c, bool bias, int N, int C, float eps = kLayerNormEps) {
+  k.begin(c, {{"kernel", "layernorm"}, {"eps", eps}});
   auto& inp = k.in("inp", {N, C}, 3.0f);
   for (size_t i = 0; i < inp.size(); ++i) inp[i] += 2.0f;  // a mean far from 0
   auto& w = k.in("weight", {C}, 0.5f);
@@ -170,23 +170,26 @@ void layernorm_case(Cases& k, const std::string& c, bool bias, int N, int C) {
   auto& dout = k.in("dout", {N, C});
   auto& mean = k.out("mean", {N});
   auto& rstd = k.out("rstd", {N});
-  layernorm_forward(k.out("out", {N, C}).data(), mean.data(), rstd.data(), inp.data(), w.data(), b, N, C);
+  layernorm_forward(k.out("out", {N, C}).data(), mean.data(), rstd.data(), inp.data(), w.data(), b, N, C, eps);
   float* db = bias ? k.out("dbias", {C}).data() : nullptr;
   layernorm_backward(k.out("dinp", {N, C}).data(), k.out("dweight", {C}).data(), db, dout.data(), inp.data(),
                      w.data(), mean.data(), rstd.data(), N, C);
 }
 
-void activation_case(Cases& k, const std::string& c, bool gelu, size_t n) {
-  k.begin(c, {{"kernel", "activation"}, {"fn", gelu ? "gelu" : "relu"}});
+void activation_case(Cases& k, const std::string& c, const std::string& fn, size_t n) {
+  k.begin(c, {{"kernel", "activation"}, {"fn", fn}});
   auto& inp = k.in("inp", {int64_t(n)}, 3.0f);
   for (size_t i = 0; i < n; i += 17) inp[i] = 0.0f;  // the kink of ReLU: both say slope 0
   inp[1] = 12.0f, inp[2] = -12.0f;                    // GELU's saturated tails
   auto& dout = k.in("dout", {int64_t(n)});
   auto& out = k.out("out", {int64_t(n)});
   auto& dinp = k.out("dinp", {int64_t(n)});
-  if (gelu) {
+  if (fn == "gelu") {
     gelu_forward(out.data(), inp.data(), n);
     gelu_backward(dinp.data(), dout.data(), inp.data(), n);
+  } else if (fn == "gelu_erf") {
+    gelu_erf_forward(out.data(), inp.data(), n);
+    gelu_erf_backward(dinp.data(), dout.data(), inp.data(), n);
   } else {
     relu_forward(out.data(), inp.data(), n);
     relu_backward(dinp.data(), dout.data(), inp.data(), n);
@@ -362,8 +365,10 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   sinusoidal_case(k, "sinusoidal_odd", 7, 9);
   layernorm_case(k, "layernorm", true, 150, 48);
   layernorm_case(k, "layernorm_nobias", false, 9, 13);
-  activation_case(k, "gelu", true, 5003);
-  activation_case(k, "relu", false, 5003);
+  layernorm_case(k, "layernorm_eps", true, 9, 13, 0.25f);  // another eps (BERT's 1e-12) is honoured
+  activation_case(k, "gelu", "gelu", 5003);
+  activation_case(k, "gelu_erf", "gelu_erf", 5003);
+  activation_case(k, "relu", "relu", 5003);
   residual_case(k, "residual", 1001);
   softmax_case(k, "softmax", 12, 29);
   crossentropy_case(k, "crossentropy", 17, 31);
