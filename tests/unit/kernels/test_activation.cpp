@@ -85,31 +85,6 @@ TEST(ActivationTest, GeluForwardMatchesReference) {
   EXPECT_EQ(y, out);
 }
 
-TEST(ActivationTest, GeluBackwardMatchesFiniteDifferencesAndAccumulates) {
-  for (const size_t n : {size_t{1}, size_t{17}, size_t{37}}) {
-    auto x = gelu_inputs(0, n);
-    x[0] = 0.0f;
-    auto dout = random_vector(n, 2);
-    std::vector<float> out(n);
-    auto loss = [&] {
-      gelu_forward(out.data(), x.data(), n);
-      return weighted_sum(out.data(), dout.data(), n);
-    };
-    const auto dinp0 = random_vector(n, 3);
-    auto dinp = dinp0;
-    gelu_backward(dinp.data(), dout.data(), x.data(), n);
-    EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-3f, 1e-3, 1e-3)) << "n=" << n;
-  }
-  // Over the whole ramp, against the analytic derivative in double.
-  const auto x = gelu_inputs(161, 0);
-  std::vector<float> ones(x.size(), 1.0f), dinp(x.size(), 0.0f);
-  gelu_backward(dinp.data(), ones.data(), x.data(), x.size());
-  std::vector<double> ref(x.size());
-  for (size_t i = 0; i < x.size(); ++i) ref[i] = (gelu_ref(x[i] + 1e-6) - gelu_ref(x[i] - 1e-6)) / 2e-6;
-  EXPECT_LT(testing::max_abs_diff(dinp.data(), ref.data(), x.size()), 1e-6);
-  EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
-}
-
 // x Φ(x) in double, as 0.5 x erfc(-x/√2): no cancellation in the negative tail.
 double gelu_erf_ref(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 double gelu_erf_grad_ref(double x) {
@@ -141,28 +116,43 @@ TEST(ActivationTest, GeluErfForwardMatchesReference) {
   EXPECT_EQ(y, out);
 }
 
-TEST(ActivationTest, GeluErfBackwardMatchesFiniteDifferencesAndAccumulates) {
-  for (const size_t n : {size_t{1}, size_t{17}, size_t{37}}) {
-    auto x = gelu_inputs(0, n);
-    x[0] = 0.0f;
-    auto dout = random_vector(n, 2);
-    std::vector<float> out(n);
-    auto loss = [&] {
-      gelu_erf_forward(out.data(), x.data(), n);
-      return weighted_sum(out.data(), dout.data(), n);
-    };
-    const auto dinp0 = random_vector(n, 3);
-    auto dinp = dinp0;
-    gelu_erf_backward(dinp.data(), dout.data(), x.data(), n);
-    EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-3f, 1e-3, 1e-3)) << "n=" << n;
+// Both GELUs' backward: by finite differences (accumulating onto what dinp held), and over a
+// ramp against the derivative in double (the tanh form's by central differences of its reference).
+TEST(ActivationTest, GeluBackwardsMatchFiniteDifferencesAndAccumulate) {
+  struct Case {
+    const char* name;
+    void (*forward)(float*, const float*, size_t);
+    void (*backward)(float*, const float*, const float*, size_t, GradStore);
+    double (*grad_ref)(double);
+  };
+  const Case cases[] = {
+      {"gelu", gelu_forward, gelu_backward, [](double x) { return (gelu_ref(x + 1e-6) - gelu_ref(x - 1e-6)) / 2e-6; }},
+      {"gelu_erf", gelu_erf_forward, gelu_erf_backward, gelu_erf_grad_ref},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    for (const size_t n : {size_t{1}, size_t{17}, size_t{37}}) {
+      auto x = gelu_inputs(0, n);
+      x[0] = 0.0f;
+      auto dout = random_vector(n, 2);
+      std::vector<float> out(n);
+      auto loss = [&] {
+        k.forward(out.data(), x.data(), n);
+        return weighted_sum(out.data(), dout.data(), n);
+      };
+      const auto dinp0 = random_vector(n, 3);
+      auto dinp = dinp0;
+      k.backward(dinp.data(), dout.data(), x.data(), n, GradStore::kAccumulate);
+      EXPECT_TRUE(gradient_matches(loss, x.data(), added(dinp, dinp0).data(), n, 1e-3f, 1e-3, 1e-3)) << "n=" << n;
+    }
+    const auto x = gelu_inputs(161, 0);
+    std::vector<float> ones(x.size(), 1.0f), dinp(x.size(), 0.0f);
+    k.backward(dinp.data(), ones.data(), x.data(), x.size(), GradStore::kAccumulate);
+    std::vector<double> ref(x.size());
+    for (size_t i = 0; i < x.size(); ++i) ref[i] = k.grad_ref(x[i]);
+    EXPECT_LT(testing::max_abs_diff(dinp.data(), ref.data(), x.size()), 1e-6);
+    EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
   }
-  const auto x = gelu_inputs(161, 0);
-  std::vector<float> ones(x.size(), 1.0f), dinp(x.size(), 0.0f);
-  gelu_erf_backward(dinp.data(), ones.data(), x.data(), x.size());
-  std::vector<double> ref(x.size());
-  for (size_t i = 0; i < x.size(); ++i) ref[i] = gelu_erf_grad_ref(x[i]);
-  EXPECT_LT(testing::max_abs_diff(dinp.data(), ref.data(), x.size()), 1e-6);
-  EXPECT_LT(max_rel_error(dinp, ref, 1e-6), 1e-5);
 }
 
 TEST(ActivationTest, ReluForwardAndBackward) {
