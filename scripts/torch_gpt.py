@@ -12,6 +12,7 @@ Hugging Face GPT-2 layout), so a potop checkpoint loads as is:
 
 Semantics (see src/models/gpt/gpt.cpp):
   x = dropout(wte[tok] + pos[t])            pos: the learned wpe, or the fixed sinusoidal table
+                                            (BERT's switches: + wtt[0], then LN_e, before dropout)
   pre-LN block:  x = x + attn(LN1(x));  x = x + mlp(LN2(x))            (GPT-2)
   post-LN block: x = LN1(x + attn(x));  x = LN2(x + mlp(x))            ("Add & Norm")
   attn(x) = dropout(c_proj(softmax(q kᵀ / √D + causal) v)), dropout also on the probabilities,
@@ -48,6 +49,9 @@ DEFAULT_CONFIG = {
     "norm": "pre",
     "activation": "gelu",
     "positions": "learned",
+    "norm_eps": 1e-5,
+    "token_types": 0,
+    "embedding_norm": False,
 }
 
 LAYERNORM_EPS = 1e-5  # kLayerNormEps in src/kernels/layernorm.h
@@ -66,8 +70,8 @@ def model_config(config: Mapping) -> dict:
         raise ValueError("config: n_embd must be divisible by n_head")
     if c["norm"] not in ("pre", "post"):
         raise ValueError(f"config: norm must be 'pre' or 'post', got {c['norm']!r}")
-    if c["activation"] not in ("gelu", "relu"):
-        raise ValueError(f"config: activation must be 'gelu' or 'relu', got {c['activation']!r}")
+    if c["activation"] not in ("gelu", "relu", "gelu-erf"):
+        raise ValueError(f"config: activation must be 'gelu', 'relu' or 'gelu-erf', got {c['activation']!r}")
     if c["positions"] not in ("learned", "sinusoidal"):
         raise ValueError(f"config: positions must be 'learned' or 'sinusoidal', got {c['positions']!r}")
     return c
@@ -97,13 +101,14 @@ class Linear(nn.Module):
 
 
 class LayerNorm(nn.Module):
-    def __init__(self, n: int, bias: bool):
+    def __init__(self, n: int, bias: bool, eps: float = LAYERNORM_EPS):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(n))
         self.bias = nn.Parameter(torch.zeros(n)) if bias else None
+        self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, LAYERNORM_EPS)
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
 
 
 class CausalSelfAttention(nn.Module):
@@ -140,7 +145,7 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.c_fc(x)
-        h = F.gelu(h, approximate="tanh") if self.activation == "gelu" else F.relu(h)
+        h = {"gelu": lambda v: F.gelu(v, approximate="tanh"), "gelu-erf": F.gelu, "relu": F.relu}[self.activation](h)
         return self.dropout(self.c_proj(h))
 
 
@@ -148,9 +153,9 @@ class Block(nn.Module):
     def __init__(self, c: dict):
         super().__init__()
         self.pre = c["norm"] == "pre"
-        self.ln_1 = LayerNorm(c["n_embd"], c["bias"])
+        self.ln_1 = LayerNorm(c["n_embd"], c["bias"], c["norm_eps"])
         self.attn = CausalSelfAttention(c)
-        self.ln_2 = LayerNorm(c["n_embd"], c["bias"])
+        self.ln_2 = LayerNorm(c["n_embd"], c["bias"], c["norm_eps"])
         self.mlp = MLP(c)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -176,9 +181,12 @@ class GPT(nn.Module):
         else:
             self.wpe = None
             self.register_buffer("sinusoid", sinusoidal_positions(T, C), persistent=False)
+        # BERT's embeddings: a segment table (row 0 added everywhere) and a LayerNorm on the sum.
+        self.wtt = nn.Embedding(c["token_types"], C) if c["token_types"] > 0 else None
+        self.ln_e = LayerNorm(C, c["bias"], c["norm_eps"]) if c["embedding_norm"] else None
         self.drop = nn.Dropout(c["dropout"])
         self.h = nn.ModuleList(Block(c) for _ in range(c["n_layer"]))
-        self.ln_f = LayerNorm(C, c["bias"]) if c["norm"] == "pre" else None
+        self.ln_f = LayerNorm(C, c["bias"], c["norm_eps"]) if c["norm"] == "pre" else None
 
     def forward(self, tokens: torch.Tensor, targets: Optional[torch.Tensor] = None
                 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -189,7 +197,12 @@ class GPT(nn.Module):
             raise ValueError(f"sequence length {T} exceeds block_size {self.config['block_size']}")
         tokens = tokens.long()
         pos = self.wpe.weight[:T] if self.wpe is not None else self.sinusoid[:T]
-        x = self.drop(self.wte(tokens) + pos)
+        x = self.wte(tokens) + pos
+        if self.wtt is not None:
+            x = x + self.wtt.weight[0]
+        if self.ln_e is not None:
+            x = self.ln_e(x)
+        x = self.drop(x)
         for block in self.h:
             x = block(x)
         if self.ln_f is not None:

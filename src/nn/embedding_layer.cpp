@@ -3,26 +3,37 @@
 #include "core/profile.h"
 #include "kernels/dropout.h"
 #include "kernels/embedding.h"
+#include "kernels/layernorm.h"
 
 namespace potop {
 
 EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, int vocab_size, int block_size,
-                               int n_embd, PositionEncoding positions)
+                               int n_embd, PositionEncoding positions, const EmbeddingExtras& extras)
     : C_(n_embd), block_size_(block_size) {
   wte_ = b.param(prefix + "wte.weight", {vocab_size, n_embd}, TensorInit::normal(0.02), true);
-  declare_rest(b, prefix, block_size, n_embd, positions);
+  declare_rest(b, prefix, block_size, n_embd, positions, extras);
 }
 
 EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, ParamId shared_table, int block_size,
                                int n_embd, PositionEncoding positions, float scale)
     : C_(n_embd), block_size_(block_size), scale_(scale), wte_(shared_table) {
-  declare_rest(b, prefix, block_size, n_embd, positions);
+  declare_rest(b, prefix, block_size, n_embd, positions, {});
 }
 
 void EmbeddingLayer::declare_rest(LayerBuilder& b, const std::string& prefix, int block_size, int n_embd,
-                                  PositionEncoding positions) {
+                                  PositionEncoding positions, const EmbeddingExtras& extras) {
   if (positions == PositionEncoding::kLearned) {
     wpe_ = b.param(prefix + "wpe.weight", {block_size, n_embd}, TensorInit::normal(0.02), true);
+  }
+  if (extras.token_types > 0)
+    wtt_ = b.param(prefix + "wtt.weight", {extras.token_types, n_embd}, TensorInit::normal(0.02), true);
+  if (extras.norm) {
+    ln_ = std::make_unique<LayerNormParams>(b, prefix + "ln_e", n_embd, extras.bias);
+    eps_ = extras.eps;
+    sum_ = b.acts.keep("embedding sum", n_embd);
+    mean_ = b.acts.keep("embedding layernorm statistics", 1);
+    rstd_ = b.acts.keep("embedding layernorm statistics", 1);
+    d_sum_ = b.acts.scratch("d embedding sum", n_embd);
   }
   dropout_site_ = b.claim_dropout_site();
   out_ = b.acts.keep("embedding", n_embd);
@@ -38,24 +49,47 @@ const float* EmbeddingLayer::sinusoid() const {
 
 const float* EmbeddingLayer::forward(const int* tokens, const LayerPass& pass, const Frame& f) const {
   float* out = f.buffer(out_);
+  float* sum = ln_ ? f.buffer(sum_) : out;
   const float* positions = wpe_ != kNoParam ? f.value(wpe_) : sinusoid();
-  const size_t n = static_cast<size_t>(pass.rows()) * C_;
+  const int N = pass.rows();
+  const size_t n = static_cast<size_t>(N) * C_;
   if (pass.caches) {  // independent rows, each at its own position
     for (int b = 0; b < pass.B; ++b)
-      embedding_forward(out + static_cast<size_t>(b) * C_, tokens + b, f.value(wte_), positions, 1, 1, C_,
+      embedding_forward(sum + static_cast<size_t>(b) * C_, tokens + b, f.value(wte_), positions, 1, 1, C_,
                         pass.caches[b]->length, scale_);
   } else {
-    POTOP_PROFILED("embedding", embedding_forward(out, tokens, f.value(wte_), positions, pass.B, pass.T, C_,
+    POTOP_PROFILED("embedding", embedding_forward(sum, tokens, f.value(wte_), positions, pass.B, pass.T, C_,
                                                   pass.pos0, scale_));  // x = scale·wte[tok] + wpe[t]
   }
+  if (wtt_ != kNoParam) {  // + wtt[0]: every token is of segment 0
+    const float* segment = f.value(wtt_);
+    for (int r = 0; r < N; ++r)
+      for (int c = 0; c < C_; ++c) sum[static_cast<size_t>(r) * C_ + c] += segment[c];
+  }
+  if (ln_)  // LN_e(x)
+    POTOP_PROFILED("layernorm", layernorm_forward(out, f.buffer(mean_), f.buffer(rstd_), sum, f.value(ln_->weight),
+                                                  f.value(ln_->bias), N, C_, eps_));
   POTOP_PROFILED("dropout", dropout_forward(out, out, pass.dropout, pass.site_seed(dropout_site_), n));
   return out;
 }
 
 void EmbeddingLayer::backward(const float* dout, float* scratch, const int* tokens, const LayerPass& pass,
                               const Frame& f) const {
-  // x = dropout(scale·wte[tok] + wpe[t])
-  const float* d = dropout_grad(scratch, dout, pass, dropout_site_, static_cast<size_t>(pass.rows()) * C_);
+  // x = dropout(LN_e(scale·wte[tok] + wpe[t] + wtt[0])), LN_e and wtt where the model has them
+  const int N = pass.rows();
+  const float* d = dropout_grad(scratch, dout, pass, dropout_site_, static_cast<size_t>(N) * C_);
+  if (ln_) {
+    float* d_sum = f.buffer(d_sum_);
+    POTOP_PROFILED("layernorm", layernorm_backward(d_sum, f.grad(ln_->weight), f.grad(ln_->bias), d, f.buffer(sum_),
+                                                   f.value(ln_->weight), f.buffer(mean_), f.buffer(rstd_), N, C_,
+                                                   GradStore::kOverwrite));
+    d = d_sum;
+  }
+  if (wtt_ != kNoParam) {
+    float* d_segment = f.grad(wtt_);  // row 0
+    for (int r = 0; r < N; ++r)
+      for (int c = 0; c < C_; ++c) d_segment[c] += d[static_cast<size_t>(r) * C_ + c];
+  }
   POTOP_PROFILED("embedding", embedding_backward(f.grad(wte_), f.grad(wpe_), d, tokens, pass.B, pass.T, C_, scale_));
 }
 

@@ -8,7 +8,9 @@
 namespace potop {
 
 TransformerBody::TransformerBody(LayerBuilder& b, const TransformerConfig& c, bool causal)
-    : embed(b, "", c.vocab_size, c.block_size, c.n_embd, c.positions), blocks(b, c.norm, c.n_embd, c.norm_eps) {
+    : embed(b, "", c.vocab_size, c.block_size, c.n_embd, c.positions,
+            EmbeddingExtras{c.token_types, c.embedding_norm, c.norm_eps, c.bias}),
+      blocks(b, c.norm, c.n_embd, c.norm_eps) {
   // GPT-2 scales the init of the two projections into the residual stream by 1/√(2·n_layer).
   const double residual_std = 0.02 / std::sqrt(2.0 * c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {

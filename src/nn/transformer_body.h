@@ -1,6 +1,6 @@
 // The body of a GPT-2-shaped Transformer, which the GPT, BERT and the text classifier share:
 //
-//   x = dropout(wte[tokens] + positions)                  EmbeddingLayer
+//   x = dropout(wte[tokens] + positions)                  EmbeddingLayer (BERT's: + wtt[0], LN_e)
 //   h = blocks(x): per block, Add & Norm around           ResidualStack of
 //         multi-head self-attention — causal (the GPT)      AttentionLayer
 //         or bidirectional (BERT), padding masked —

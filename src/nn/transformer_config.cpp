@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/decimal.h"
 #include "core/error.h"
 
 namespace potop {
@@ -40,6 +41,9 @@ std::vector<Field> transformer_fields(TransformerConfig& c) {
        choice(c.positions, {{PositionEncoding::kLearned, "learned"}, {PositionEncoding::kSinusoidal, "sinusoidal"}}),
        true},
       {"norm-eps", "the LayerNorms' epsilon (GPT-2's 1e-5; BERT's 1e-12)", &c.norm_eps, true},
+      {"token-types", "rows of a segment embedding added to every token's (row 0; BERT's 2); 0: none",
+       &c.token_types, true},
+      {"embedding-norm", "a LayerNorm after the embeddings are summed (BERT's)", &c.embedding_norm, true},
   };
 }
 
@@ -56,8 +60,20 @@ void TransformerConfig::validate(const std::string& source) const {
           std::string("(") + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
   require(std::isfinite(dropout) && dropout >= 0.0f && dropout < 1.0f, source, "dropout",
           "must be in [0, 1) (got " + std::to_string(dropout) + ")");
+  require(token_types >= 0 && token_types <= 1024, source, "token_types",
+          "must be in [0, 1024] (got " + std::to_string(token_types) + ")");
   require(std::isfinite(norm_eps) && norm_eps > 0.0f && norm_eps < 1.0f, source, "norm_eps",
           "must be in (0, 1) (got " + std::to_string(norm_eps) + ")");
+}
+
+std::string describe_shape(const TransformerConfig& c) {
+  std::string s = std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) + " heads, " +
+                  std::to_string(c.n_embd) + " wide, block " + std::to_string(c.block_size) + ", " + to_string(c.norm) +
+                  "-LN, " + to_string(c.activation) + ", " + to_string(c.positions) + " positions";
+  if (c.norm_eps != 1e-5f) s += ", LayerNorm eps " + nlohmann::json(as_written(c.norm_eps)).dump();
+  if (c.token_types > 0) s += ", " + std::to_string(c.token_types) + " segment rows";
+  if (c.embedding_norm) s += ", embedding LayerNorm";
+  return s;
 }
 
 std::string to_string(NormPlacement v) { return v == NormPlacement::kPre ? "pre" : "post"; }

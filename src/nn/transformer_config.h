@@ -28,6 +28,10 @@ struct TransformerConfig {
   Activation activation = Activation::kGelu;
   PositionEncoding positions = PositionEncoding::kLearned;
   float norm_eps = 1e-5f;  // the LayerNorms' eps (GPT-2's; BERT's is 1e-12)
+  // BERT's embeddings (nn/embedding_layer.h): a segment table of this many rows (0: none), and a
+  // LayerNorm after the embedding sum.
+  int token_types = 0;
+  bool embedding_norm = false;
 
   int head_size() const { return n_embd / n_head; }
   // Throws potop::Error "<source>: <field> <what is wrong>".
@@ -37,6 +41,10 @@ struct TransformerConfig {
 // Every field but vocab_size (which comes from the tokenizer, not from the user), in the order
 // of `potop train --help`. The fields marked `shape` fix the tensors' names and sizes.
 std::vector<Field> transformer_fields(TransformerConfig& config);
+
+// "4 layers, 4 heads, 128 wide, block 64, pre-LN, gelu, learned positions", then what differs
+// from GPT-2's defaults (", LayerNorm eps 1e-12, 2 segment rows, embedding LayerNorm"): for potop info.
+std::string describe_shape(const TransformerConfig& c);
 
 std::string to_string(NormPlacement v);
 std::string to_string(Activation v);

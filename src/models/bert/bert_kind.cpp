@@ -8,9 +8,7 @@ namespace {
 
 std::string describe_bert(const nlohmann::json& j) {
   const BertConfig c = config_from_json<BertConfig>(j);
-  return "BERT (masked-LM encoder), " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) +
-         " heads, " + std::to_string(c.n_embd) + " wide, block " + std::to_string(c.block_size) + ", " +
-         to_string(c.norm) + "-LN, " + to_string(c.activation) + ", " + to_string(c.positions) + " positions";
+  return "BERT (masked-LM encoder), " + describe_shape(c);
 }
 
 }  // namespace

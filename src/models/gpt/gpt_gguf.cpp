@@ -47,6 +47,10 @@ void check_architecture(const GPTConfig& c) {
     throw Error("config activation '" + to_string(c.activation) +
                 "': llama.cpp's gpt2 uses GELU's tanh form (gelu); a " + to_string(c.activation) +
                 " model cannot be exported to GGUF");
+  if (c.token_types > 0 || c.embedding_norm)
+    throw Error(std::string("config ") + (c.token_types > 0 ? "token_types" : "embedding_norm") +
+                ": llama.cpp's gpt2 has no segment table and no LayerNorm on its embeddings (BERT's); this model "
+                "cannot be exported to GGUF");
 }
 
 }  // namespace

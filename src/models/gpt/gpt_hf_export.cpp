@@ -62,6 +62,10 @@ void check_maps(const GPTConfig& c, const Tokenizer& tokenizer) {
   if (c.activation == Activation::kRelu)
     throw Error("activation: a relu model cannot be written as a GPT2LMHeadModel, whose MLP is GELU (gelu_new or "
                 "gelu); only --activation gelu or gelu-erf models can be exported to Hugging Face");
+  if (c.token_types > 0 || c.embedding_norm)
+    throw Error(std::string(c.token_types > 0 ? "token_types" : "embedding_norm") +
+                ": a GPT2LMHeadModel has no segment table and no LayerNorm on its embeddings (BERT's); this model "
+                "cannot be exported to Hugging Face");
   check_hf_tokenizer(tokenizer);
   if (tokenizer.size() != c.vocab_size)
     throw Error("vocab_size: the model has " + std::to_string(c.vocab_size) + " tokens, its tokenizer " +

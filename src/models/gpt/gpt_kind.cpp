@@ -13,10 +13,7 @@ namespace {
 
 std::string describe_gpt(const nlohmann::json& j) {
   const GPTConfig c = config_from_json<GPTConfig>(j);
-  return "GPT, " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) + " heads, " +
-         std::to_string(c.n_embd) + " wide, block " + std::to_string(c.block_size) + ", " + to_string(c.norm) +
-         "-LN, " + to_string(c.activation) + ", " + to_string(c.positions) + " positions, " +
-         (c.bias ? "with" : "no") + " biases";
+  return "GPT, " + describe_shape(c) + ", " + (c.bias ? "with" : "no") + " biases";
 }
 
 // potop export --format gguf: llama.cpp's gpt2 architecture.

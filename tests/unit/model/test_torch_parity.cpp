@@ -211,6 +211,18 @@ TEST(TorchParity, NoBiasNoClip) {
   run_case(c);
 }
 
+TEST(TorchParity, BertsSwitchesPostLnErfEpsSegmentsEmbeddingNorm) {
+  // The body BERT is built from: post-LN, the exact GELU, another LayerNorm eps (large enough to
+  // matter: 1e-2), a segment table and a LayerNorm on the embeddings.
+  Case c{"bert_switches", small_config()};
+  c.config.norm = NormPlacement::kPost;
+  c.config.activation = Activation::kGeluErf;
+  c.config.norm_eps = 1e-2f;
+  c.config.token_types = 2;
+  c.config.embedding_norm = true;
+  run_case(c);
+}
+
 TEST(TorchParity, LmHeadInChunks) {
   // The LM head of a large vocabulary takes a loss-only pass a few rows at a time (nn/lm_head.h):
   // forced here with chunks of 5 rows of the 48 (the last one short). No logits are kept to
