@@ -166,7 +166,8 @@ std::string sentencepiece_model(const GgufFile& f) {
   // unk_id 40, bos_id 41, ...: both from the file's ids.
   const std::pair<const char*, int> specials[] = {{"unknown", 0}, {"bos", 1}, {"eos", 2}, {"padding", -1}};
   for (int k = 0; k < 4; ++k) {
-    const int at = id(std::string("tokenizer.ggml.") + specials[k].first + "_token_id", specials[k].second);
+    int at = id(std::string("tokenizer.ggml.") + specials[k].first + "_token_id", specials[k].second);
+    if (at >= static_cast<int>(tokens.size())) at = -1;  // a default past a short vocabulary: none
     put_int(trainer, 40 + k, at);
     if (at >= 0) put_bytes(trainer, 45 + k, tokens[static_cast<size_t>(at)]);
   }

@@ -162,6 +162,21 @@ TEST(GgufFile, RefusesHostileBytesWithOneLine) {
               ("w is q4_K"));
 }
 
+TEST(GgufImport, ASentencePieceVocabularyTooShortForItsSpecialIdsIsRefused) {
+  // Without tokenizer.ggml.*_token_id keys the ids default to SentencePiece's (<unk> 0, <s> 1,
+  // </s> 2): a one-token vocabulary has none of them past its first, and is refused, not read past.
+  const testing::TempDir dir("gguf_short_vocab");
+  GgufWriter w;
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_strings("tokenizer.ggml.tokens", {"a"});
+  w.write(dir / "v.gguf");
+  const GgufFile f(dir / "v.gguf");
+  std::string from;
+  const std::string e = testing::error_message([&] { read_gguf_tokenizer(f, from); });
+  expect_has(e, (dir / "v.gguf").string());
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 // Every parameter of b as a's: float values bit for bit, quantized matrices byte for byte.
 void expect_same_parameters(const ParameterSet& a, const ParameterSet& b) {
   ASSERT_EQ(a.layout().specs().size(), b.layout().specs().size());
