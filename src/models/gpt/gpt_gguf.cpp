@@ -91,18 +91,12 @@ GgufWriter gpt2_gguf(const GPT& model, const Tokenizer& tokenizer, GgmlType weig
   t.vector("output_norm.bias", "ln_f.bias", C);
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".", blk = "blk." + std::to_string(l) + ".";
-    t.vector(blk + "attn_norm.weight", h + "ln_1.weight", C, 1.0f);
-    t.vector(blk + "attn_norm.bias", h + "ln_1.bias", C);
-    t.linear(blk + "attn_qkv.weight", h + "attn.c_attn.weight");
-    t.vector(blk + "attn_qkv.bias", h + "attn.c_attn.bias", 3 * C);
-    t.linear(blk + "attn_output.weight", h + "attn.c_proj.weight");
-    t.vector(blk + "attn_output.bias", h + "attn.c_proj.bias", C);
-    t.vector(blk + "ffn_norm.weight", h + "ln_2.weight", C, 1.0f);
-    t.vector(blk + "ffn_norm.bias", h + "ln_2.bias", C);
-    t.linear(blk + "ffn_up.weight", h + "mlp.c_fc.weight");
-    t.vector(blk + "ffn_up.bias", h + "mlp.c_fc.bias", 4 * C);
-    t.linear(blk + "ffn_down.weight", h + "mlp.c_proj.weight");
-    t.vector(blk + "ffn_down.bias", h + "mlp.c_proj.bias", C);
+    for (const Gpt2GgufPart& part : kGpt2GgufBlock) {
+      const std::string from = h + part.potop, to = blk + part.gguf;
+      if (part.linear) t.linear(to + ".weight", from + ".weight");
+      else t.vector(to + ".weight", from + ".weight", C, 1.0f);
+      t.vector(to + ".bias", from + ".bias", part.out_widths * C);
+    }
   }
   return w;
 }

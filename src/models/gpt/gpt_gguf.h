@@ -27,6 +27,20 @@
 
 namespace potop {
 
+// One block's tensors, potop's name part -> llama.cpp's (the table above), read by the export and
+// the import (gpt_gguf_import.h). A norm has weight and bias vectors; a linear map a (in, out)
+// weight, written as out rows of in, and a bias of `out_widths` · C values.
+struct Gpt2GgufPart {
+  const char* potop;
+  const char* gguf;
+  bool linear;
+  int out_widths;  // the bias's length in units of C
+};
+inline constexpr Gpt2GgufPart kGpt2GgufBlock[] = {
+    {"ln_1", "attn_norm", false, 1},      {"attn.c_attn", "attn_qkv", true, 3}, {"attn.c_proj", "attn_output", true, 1},
+    {"ln_2", "ffn_norm", false, 1},       {"mlp.c_fc", "ffn_up", true, 4},      {"mlp.c_proj", "ffn_down", true, 1},
+};
+
 // The GGUF of model and tokenizer. `name` goes to general.name. Lines for the user (fallbacks,
 // what llama.cpp does differently) are appended to notes. Throws potop::Error naming the config
 // field or tokenizer that llama.cpp cannot hold.

@@ -4,6 +4,7 @@
 
 #include "kernels/layernorm.h"
 #include "models/gpt/gpt.h"
+#include "models/gpt/gpt_gguf.h"
 
 namespace potop {
 
@@ -39,18 +40,12 @@ ImportedModel import_gpt2_gguf(const ImportRequest& r) {
   fill.same("wpe.weight", "position_embd.weight");
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".", blk = "blk." + std::to_string(l) + ".";
-    fill.same(h + "ln_1.weight", blk + "attn_norm.weight");
-    fill.same(h + "ln_1.bias", blk + "attn_norm.bias");
-    fill.linear(h + "attn.c_attn.weight", blk + "attn_qkv.weight");
-    fill.same(h + "attn.c_attn.bias", blk + "attn_qkv.bias");
-    fill.linear(h + "attn.c_proj.weight", blk + "attn_output.weight");
-    fill.same(h + "attn.c_proj.bias", blk + "attn_output.bias");
-    fill.same(h + "ln_2.weight", blk + "ffn_norm.weight");
-    fill.same(h + "ln_2.bias", blk + "ffn_norm.bias");
-    fill.linear(h + "mlp.c_fc.weight", blk + "ffn_up.weight");
-    fill.same(h + "mlp.c_fc.bias", blk + "ffn_up.bias");
-    fill.linear(h + "mlp.c_proj.weight", blk + "ffn_down.weight");
-    fill.same(h + "mlp.c_proj.bias", blk + "ffn_down.bias");
+    for (const Gpt2GgufPart& part : kGpt2GgufBlock) {
+      const std::string from = blk + part.gguf, to = h + part.potop;
+      if (part.linear) fill.linear(to + ".weight", from + ".weight");
+      else fill.same(to + ".weight", from + ".weight");
+      fill.same(to + ".bias", from + ".bias");
+    }
   }
   fill.same("ln_f.weight", "output_norm.weight");
   fill.same("ln_f.bias", "output_norm.bias");
