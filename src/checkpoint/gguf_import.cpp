@@ -193,6 +193,12 @@ std::unique_ptr<Tokenizer> read_gguf_tokenizer(const GgufFile& f, std::string& f
       from = "tokenizer.ggml (gpt2, one character per token)";
       return std::make_unique<CharTokenizer>(std::move(chars), f.path() + ": tokenizer.ggml.tokens");
     }
+    // llama.cpp splits by the expressions its pre-tokenizer type names; potop reads GPT-2's.
+    const std::string pre = f.metadata().contains("tokenizer.ggml.pre") ? f.string("tokenizer.ggml.pre") : "(absent: llama.cpp's default)";
+    if (pre != "gpt-2")
+      throw Error(f.path() + ": tokenizer.ggml.pre " + pre +
+                  ": potop reads byte-level vocabularies with GPT-2's pre-tokenizer (\"gpt-2\"); for other models import "
+                  "the Hugging Face directory, whose tokenizer.json holds its split expressions");
     from = "tokenizer.ggml (gpt2 byte-level BPE)";
     return std::make_unique<ByteBpeTokenizer>(tokens, merges, f.path() + ": tokenizer.ggml");
   }

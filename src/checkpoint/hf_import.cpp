@@ -13,6 +13,7 @@
 #include "kernels/quant.h"
 #include "tokenizer/byte_bpe_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace potop {
 
@@ -169,18 +170,26 @@ bool is_hf_config(const nlohmann::json& j) {
 }
 
 std::unique_ptr<Tokenizer> read_hf_tokenizer(const fs::path& dir, std::string& from) {
-  if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")) {
-    from = "vocab.json and merges.txt";
-    return ByteBpeTokenizer::load(dir / "vocab.json", dir / "merges.txt");
-  }
+  // A SentencePiece model is its own truth (Llama 2's tokenizer.json is a copy in other words);
+  // tokenizer.json comes before vocab.json and merges.txt, which lack its pre-tokenizer (SmolLM's
+  // digits) and its added tokens.
   if (fs::exists(dir / "tokenizer.model")) {
     from = "tokenizer.model";
     return SentencePieceTokenizer::load(dir / "tokenizer.model");
   }
-  if (fs::exists(dir / "tokenizer.json"))
-    throw Error((dir / "tokenizer.json").string() +
-                ": potop does not read tokenizer.json yet; it reads vocab.json with merges.txt, or tokenizer.model");
-  throw Error(dir.string() + ": no tokenizer files (vocab.json and merges.txt, or tokenizer.model)");
+  if (fs::exists(dir / "tokenizer.json")) {
+    from = "tokenizer.json";
+    return load_hf_tokenizer_json(dir / "tokenizer.json");
+  }
+  if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")) {
+    from = "vocab.json and merges.txt";
+    return ByteBpeTokenizer::load(dir / "vocab.json", dir / "merges.txt");
+  }
+  if (fs::exists(dir / "vocab.txt")) {
+    from = "vocab.txt";
+    return WordPieceTokenizer::load_vocab_txt(dir / "vocab.txt");
+  }
+  throw Error(dir.string() + ": no tokenizer files (tokenizer.model, tokenizer.json, vocab.json and merges.txt, or vocab.txt)");
 }
 
 ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {

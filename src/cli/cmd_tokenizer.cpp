@@ -124,7 +124,7 @@ int run_import(const TokenizerArgs& a) {
   const int given = int{!a.model.empty()} + int{gpt2} + int{wordpiece} + int{!a.hf_json.empty()};
   if (given != 1 || (gpt2 && (a.vocab.empty() || a.merges.empty())))
     throw Error("tokenizer import: give --model (a SentencePiece .model file), --vocab and --merges (GPT-2's "
-                "vocab.json and merges.txt), --vocab alone (BERT's vocab.txt) or --hf-json (a WordPiece tokenizer.json)");
+                "vocab.json and merges.txt), --vocab alone (BERT's vocab.txt) or --hf-json (a Hugging Face tokenizer.json)");
   std::unique_ptr<Tokenizer> tokenizer;
   std::string from;
   if (gpt2) {
@@ -134,7 +134,7 @@ int run_import(const TokenizerArgs& a) {
     tokenizer = WordPieceTokenizer::load_vocab_txt(a.vocab);
     from = a.vocab;
   } else if (!a.hf_json.empty()) {
-    tokenizer = WordPieceTokenizer::from_hf_json(read_json_file(a.hf_json), a.hf_json);
+    tokenizer = load_hf_tokenizer_json(a.hf_json);
     from = a.hf_json;
   } else {
     tokenizer = SentencePieceTokenizer::load(a.model);
@@ -247,13 +247,15 @@ Run add_tokenizer(CLI::App& app) {
 
   CLI::App* import = cmd->add_subcommand(
       "import", "make a tokenizer directory from a SentencePiece .model file, GPT-2's vocab.json and merges.txt, "
-                "BERT's vocab.txt or a WordPiece tokenizer.json");
+                "BERT's vocab.txt or a Hugging Face tokenizer.json (WordPiece or byte-level BPE)");
   import->add_option("--model", a->model, "bpe or unigram .model file (spm_train's, special ids 0..3)");
   import->add_option("--vocab", a->vocab,
                      "GPT-2's vocab.json (byte-level BPE; with --merges), or BERT's vocab.txt (WordPiece; options from "
                      "tokenizer_config.json beside it)");
   import->add_option("--merges", a->merges, "GPT-2's merges.txt (vocab.bpe)");
-  import->add_option("--hf-json", a->hf_json, "a Hugging Face tokenizer.json of a WordPiece model (BERT's)");
+  import->add_option("--hf-json", a->hf_json,
+                     "a Hugging Face tokenizer.json: WordPiece (BERT's) or byte-level BPE (GPT-2's, Llama 3's, SmolLM's), "
+                     "with tokenizer_config.json beside it where there is one");
   import->add_option("--out", a->out, "tokenizer directory to write")->required();
   import->add_flag("--force", a->force, "replace an --out that is not empty");
 

@@ -78,17 +78,21 @@ void add_byte_vocab(GgufWriter& w, std::vector<std::string>& notes) {
 // GPT-2's own byte-level BPE: its tokens and merges as they are, with GPT-2's split expression
 // (llama.cpp's pre-tokenizer "gpt-2").
 void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<std::string>& notes) {
+  if (t.options().split != ByteBpeOptions{}.split || t.options().ignore_merges)
+    throw Error("tokenizer: its split expressions are not GPT-2's (a tokenizer.json's pre-tokenizer); potop writes GGUF "
+                "vocabularies with llama.cpp's \"gpt-2\" pre-tokenizer only (export --format hf keeps them)");
   std::vector<std::string> tokens;
-  const int eot = t.specials().eos;
+  const int eot = t.specials().eos, bos = t.specials().bos;
   std::vector<int32_t> types(static_cast<size_t>(t.size()), kNormal);
   for (int id = 0; id < t.size(); ++id) tokens.push_back(t.piece(id));
-  if (eot >= 0) types[static_cast<size_t>(eot)] = kControl;
+  for (const int special : {bos, eot})
+    if (special >= 0) types[static_cast<size_t>(special)] = kControl;
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "gpt-2");
   w.add_strings("tokenizer.ggml.tokens", tokens);
   w.add_i32s("tokenizer.ggml.token_type", types);
   w.add_strings("tokenizer.ggml.merges", t.merges());
-  add_specials(w, std::max(eot, 0), std::max(eot, 0), -1, -1);
+  add_specials(w, std::max(bos, 0), std::max(eot, 0), -1, -1);
   if (eot < 0) notes.push_back("the vocabulary has no <|endoftext|>; llama.cpp stops at token 0 unless told to ignore it");
   notes.push_back("\"<|endoftext|>\" in a text, which potop encodes as characters, llama.cpp may read as the token");
 }

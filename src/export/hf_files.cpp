@@ -138,31 +138,37 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     write_file_atomic(dir / "tokenizer_config.json",
                       hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length)));
   } else if (const auto* gpt2 = dynamic_cast<const ByteBpeTokenizer*>(&t)) {
-    // GPT-2's own files and its tokenizer.json: byte-level BPE with the split expression
-    // (use_regex), the merges by rank, <|endoftext|> an added special token.
-    gpt2->save_files(dir);
+    // GPT-2's own files and its tokenizer.json: byte-level BPE with its split expressions (GPT-2's:
+    // ByteLevel's use_regex), the merges by rank, its specials added tokens. A split that is not
+    // GPT-2's makes GPT2Tokenizer (vocab.json and merges.txt) wrong: tokenizer.json's class then.
+    const ByteBpeOptions& options = gpt2->options();
+    write_file_atomic(dir / "vocab.json", gpt2->vocab_json() + "\n");
+    std::string merges_txt = "#version: 0.2\n";
+    for (const std::string& m : gpt2->merges()) merges_txt += m + "\n";
+    write_file_atomic(dir / "merges.txt", merges_txt);
     ojson added = ojson::array(), merges = ojson::array();
     const SpecialTokens specials = gpt2->specials();
     for (const std::string& m : gpt2->merges()) merges.push_back(m);
-    if (specials.eos >= 0) added.push_back(added_token(specials.eos, gpt2->token(specials.eos)));
+    if (specials.bos >= 0) added.push_back(added_token(specials.bos, gpt2->token(specials.bos)));
+    if (specials.eos >= 0 && specials.eos != specials.bos) added.push_back(added_token(specials.eos, gpt2->token(specials.eos)));
     const ojson byte_level = {
         {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
     // The vocabulary goes in as vocab.json's text (vocab_json): ordered_json's inserts search
     // its keys linearly, too slow for 50257 of them.
     const std::string placeholder = "potop: vocab.json goes here";
     ojson model = bpe_model(placeholder);
+    if (options.ignore_merges) model["ignore_merges"] = true;
     model["merges"] = merges;
-    std::string text = hf_json_text(tokenizer_json(added, byte_level, byte_level, model));
+    std::string text = hf_json_text(tokenizer_json(added, ojson::parse(gpt2->hf_pre_tokenizer().dump()), byte_level, model));
     const std::string vocab = gpt2->vocab_json();
     const size_t at = text.find(ojson(placeholder).dump());
     POTOP_CHECK(at != std::string::npos, "tokenizer.json lost its vocabulary's place");
     text.replace(at, ojson(placeholder).dump().size(), vocab);
     write_file_atomic(dir / "tokenizer.json", text);
-    ojson j = tokenizer_config("GPT2Tokenizer", t, model_max_length);
-    if (specials.eos >= 0) {
-      const std::string eot = gpt2->token(specials.eos);
-      j["bos_token"] = eot, j["eos_token"] = eot, j["unk_token"] = eot;
-    }
+    const bool gpt2_split = options.split == ByteBpeOptions{}.split && !options.ignore_merges;
+    ojson j = tokenizer_config(gpt2_split ? "GPT2Tokenizer" : "PreTrainedTokenizerFast", t, model_max_length);
+    if (specials.bos >= 0) j["bos_token"] = gpt2->token(specials.bos);
+    if (specials.eos >= 0) j["eos_token"] = gpt2->token(specials.eos), j["unk_token"] = gpt2->token(specials.eos);
     j["add_prefix_space"] = false;
     write_file_atomic(dir / "tokenizer_config.json", hf_json_text(j));
   } else if (const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t)) {

@@ -22,8 +22,6 @@ constexpr const char* kGpt2Split = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+|
                                    "\\p{L}\\p{N}]+|[" POTOP_SPACE "]+(?![^" POTOP_SPACE "])|[" POTOP_SPACE "]+";
 #undef POTOP_SPACE
 
-constexpr const char* kEndOfText = "<|endoftext|>";
-
 uint64_t pair_key(int left, int right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
@@ -45,21 +43,83 @@ std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::st
   return tokens;
 }
 
+nlohmann::json options_json(const ByteBpeOptions& o) {
+  return {{"split", o.split}, {"ignore_merges", o.ignore_merges}, {"bos", o.bos}, {"eos", o.eos}};
+}
+
+ByteBpeOptions options_from_json(const nlohmann::json& j, const std::string& source) {
+  ByteBpeOptions o;
+  if (!j.is_object()) throw Error(source + ": expected an object");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "split") {
+      if (!value.is_array() || value.empty()) throw Error(source + ": split: expected a list of expressions");
+      o.split.clear();
+      for (const auto& e : value) {
+        if (!e.is_string()) throw Error(source + ": split: expected strings");
+        o.split.push_back(e.get<std::string>());
+      }
+    } else if (key == "ignore_merges") {
+      if (!value.is_boolean()) throw Error(source + ": ignore_merges: expected true or false");
+      o.ignore_merges = value.get<bool>();
+    } else if (key == "bos" || key == "eos") {
+      if (!value.is_string()) throw Error(source + ": " + key + ": expected a token's text");
+      (key == "bos" ? o.bos : o.eos) = value.get<std::string>();
+    } else {
+      throw Error(source + ": unknown option \"" + key + "\" (known: split, ignore_merges, bos, eos)");
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
+std::string ByteBpeOptions::gpt2_split_expression() { return kGpt2Split; }
+
+// Every expression compiled once; a matcher per call (ICU's matchers hold their text and state).
 struct ByteBpeTokenizer::Splitter {
-  std::unique_ptr<icu::RegexPattern> pattern;
-  Splitter() {
+  std::vector<std::unique_ptr<icu::RegexPattern>> patterns;
+  Splitter(const std::vector<std::string>& expressions, const std::string& source) {
+    for (const std::string& e : expressions) {
+      UErrorCode status = U_ZERO_ERROR;
+      UParseError parse{};
+      patterns.emplace_back(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(e), parse, status));
+      if (U_FAILURE(status))
+        throw Error(source + ": the split expression " + nlohmann::json(e).dump() + " does not compile (" +
+                    u_errorName(status) + " at character " + std::to_string(parse.offset) + ")");
+    }
+  }
+
+  // text[begin, end) split by the expressions from `level` on, each piece handed to `piece`: the
+  // matches and the text between them (Hugging Face's "Isolated"), each seen as a string of its
+  // own (opaque bounds: a look-ahead does not see past the piece).
+  template <class Piece>
+  void split(const icu::UnicodeString& text, int32_t begin, int32_t end, size_t level, std::string_view what,
+             const Piece& piece) const {
+    if (begin >= end) return;
+    if (level == patterns.size()) return piece(begin, end);
     UErrorCode status = U_ZERO_ERROR;
-    UParseError parse{};
-    pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(kGpt2Split), parse, status));
-    POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot compile the GPT-2 split expression: ") + u_errorName(status));
+    std::unique_ptr<icu::RegexMatcher> m(patterns[level]->matcher(text, status));
+    m->region(begin, end, status);
+    POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot match the split expression: ") + u_errorName(status));
+    int32_t last = begin;
+    while (m->find(status) && U_SUCCESS(status)) {
+      const int32_t start = m->start(status), stop = m->end(status);
+      if (start == stop) continue;
+      split(text, last, start, level + 1, what, piece);
+      split(text, start, stop, level + 1, what, piece);
+      last = stop;
+    }
+    POTOP_CHECK(U_SUCCESS(status), std::string("ICU failed splitting ") + std::string(what) + ": " + u_errorName(status));
+    split(text, last, end, level + 1, what, piece);
   }
 };
 
 ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::vector<std::string>& merges,
-                                   const std::string& source)
-    : tokens_(std::move(tokens)), merges_(merges), splitter_(std::make_unique<Splitter>()) {
+                                   const std::string& source, ByteBpeOptions options)
+    : tokens_(std::move(tokens)),
+      merges_(merges),
+      options_(std::move(options)),
+      splitter_(std::make_unique<Splitter>(options_.split, source)) {
   if (tokens_.empty()) throw Error(source + ": the vocabulary is empty");
   if (tokens_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     throw Error(source + ": too many tokens");
@@ -78,7 +138,9 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
       if (!utf8_valid(t)) throw Error(source + ": token " + std::to_string(id) + " is not valid UTF-8");
       bytes_[id] = t;
     }
-    if (t == kEndOfText) end_of_text_ = static_cast<int>(id);
+    if (t == options_.bos) bos_ = static_cast<int>(id);
+    if (t == options_.eos) eos_ = static_cast<int>(id);
+    if (options_.ignore_merges && spelled_in_bytes_[id]) whole_.emplace(bytes_[id], static_cast<int>(id));
   }
   for (int b = 0; b < 256; ++b) {
     const auto it = id_of.find(byte_level_char(static_cast<unsigned char>(b)));
@@ -106,9 +168,9 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
 
 ByteBpeTokenizer::~ByteBpeTokenizer() = default;
 
-std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& vocab_json,
-                                                         const std::filesystem::path& merges_txt) {
-  std::vector<std::string> tokens = tokens_by_id(read_json_file(vocab_json), vocab_json.string());
+namespace {
+
+std::vector<std::string> read_merges_txt(const std::filesystem::path& merges_txt) {
   const std::string text = read_file(merges_txt);
   std::vector<std::string> merges;
   size_t line_no = 0;
@@ -122,8 +184,25 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::
     if (!utf8_valid(line)) throw Error(merges_txt.string() + ": line " + std::to_string(line_no) + " is not valid UTF-8");
     merges.push_back(std::move(line));
   }
-  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges,
+  return merges;
+}
+
+}  // namespace
+
+std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& vocab_json,
+                                                         const std::filesystem::path& merges_txt) {
+  std::vector<std::string> tokens = tokens_by_id(read_json_file(vocab_json), vocab_json.string());
+  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), read_merges_txt(merges_txt),
                                             vocab_json.string() + " and " + merges_txt.string());
+}
+
+std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& dir) {
+  const std::filesystem::path options_file = dir / "byte_bpe.json";
+  if (!std::filesystem::exists(options_file)) return load(dir / "vocab.json", dir / "merges.txt");
+  ByteBpeOptions options = options_from_json(read_json_file(options_file), options_file.string());
+  std::vector<std::string> tokens = tokens_by_id(read_json_file(dir / "vocab.json"), (dir / "vocab.json").string());
+  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), read_merges_txt(dir / "merges.txt"),
+                                            options_file.string(), std::move(options));
 }
 
 std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_json(const nlohmann::json& j, std::string_view source) {
@@ -139,10 +218,16 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_json(const nlohmann::js
     if (!m.is_string()) throw Error(src + ": merges: expected strings");
     merges.push_back(m.get<std::string>());
   }
-  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges, src);
+  ByteBpeOptions options;
+  if (j.contains("options")) options = options_from_json(j["options"], src + ": options");
+  return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges, src, std::move(options));
 }
 
 void ByteBpeTokenizer::encode_piece(std::string_view bytes, std::vector<int>& out) const {
+  if (!whole_.empty()) {
+    const auto it = whole_.find(std::string(bytes));
+    if (it != whole_.end()) return out.push_back(it->second);
+  }
   std::vector<int> syms(bytes.size());
   for (size_t i = 0; i < bytes.size(); ++i) syms[i] = byte_id_[static_cast<unsigned char>(bytes[i])];
   // GPT-2's loop: the adjacent pair of lowest rank, merged wherever it occurs (left to right,
@@ -175,18 +260,12 @@ std::vector<int> ByteBpeTokenizer::encode(std::string_view text, std::string_vie
   std::vector<int> ids;
   if (text.empty()) return ids;
   const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
-  UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<icu::RegexMatcher> m(splitter_->pattern->matcher(u, status));
-  POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot match the split expression: ") + u_errorName(status));
   std::string piece;
-  // The pieces cover the text: every character is whitespace, a letter, a digit or something else.
-  while (m->find(status) && U_SUCCESS(status)) {
-    const int32_t start = m->start(status), end = m->end(status);
+  splitter_->split(u, 0, u.length(), 0, what, [&](int32_t begin, int32_t end) {
     piece.clear();
-    u.tempSubStringBetween(start, end).toUTF8String(piece);
+    u.tempSubStringBetween(begin, end).toUTF8String(piece);
     encode_piece(piece, ids);
-  }
-  POTOP_CHECK(U_SUCCESS(status), std::string("ICU failed splitting ") + std::string(what) + ": " + u_errorName(status));
+  });
   return ids;
 }
 
@@ -216,7 +295,8 @@ int ByteBpeTokenizer::char_count(int id) const {
 
 SpecialTokens ByteBpeTokenizer::specials() const {
   SpecialTokens s;
-  s.bos = s.eos = end_of_text_;
+  s.bos = bos_;
+  s.eos = eos_;
   return s;
 }
 
@@ -226,11 +306,14 @@ uint64_t ByteBpeTokenizer::hash() const {
   for (const std::string& t : tokens_) h = fnv1a64_raw(&nul, 1, fnv1a64(t, h));
   h = fnv1a64("merges", h);
   for (const std::string& m : merges_) h = fnv1a64_raw(&nul, 1, fnv1a64(m, h));
-  return h;
+  // GPT-2's options leave the hash as it was before there were options.
+  return options_ == ByteBpeOptions{} ? h : fnv1a64(options_json(options_).dump(), h);
 }
 
 nlohmann::json ByteBpeTokenizer::to_json() const {
-  return {{"kind", kind()}, {"tokens", tokens_}, {"merges", merges_}};
+  nlohmann::json j = {{"kind", kind()}, {"tokens", tokens_}, {"merges", merges_}};
+  if (!(options_ == ByteBpeOptions{})) j["options"] = options_json(options_);
+  return j;
 }
 
 std::string ByteBpeTokenizer::vocab_json() const {
@@ -251,6 +334,9 @@ void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
   std::string merges = "#version: 0.2\n";
   for (const std::string& m : merges_) merges += m + "\n";
   write_file_atomic(dir / "merges.txt", merges);
+  const std::filesystem::path options = dir / "byte_bpe.json";
+  if (options_ == ByteBpeOptions{}) std::filesystem::remove(options);
+  else write_file_atomic(options, options_json(options_).dump(2) + "\n");
 }
 
 }  // namespace potop

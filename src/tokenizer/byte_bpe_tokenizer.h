@@ -6,7 +6,12 @@
 // ("#version: 0.2", then "Ġ t" per line); the ids and the special tokens are theirs, not potop's
 // <pad> 0 .. <unk> 3 (GPT-2: <|endoftext|> 50256 begins and ends a text; no <pad>, no <unk>).
 //
-// The split expression is GPT-2's, \s being Unicode's White_Space as in OpenAI's encoder (Python's
+// The split is GPT-2's expression unless the tokenizer says otherwise: a Hugging Face tokenizer.json
+// (from_hf_json) may split by other expressions first (Llama 3's, a digit at a time as SmolLM's),
+// each splitting every piece into its matches and the text between them (their Split, behavior
+// "Isolated"), and may look a whole piece up before merging (ignore_merges, Llama 3's).
+//
+// GPT-2's split expression has \s being Unicode's White_Space as in OpenAI's encoder (Python's
 // regex module), Hugging Face's and llama.cpp's. npm's gpt-3-encoder, which the tests compare
 // with (tests/tokenizers), takes \s as JavaScript does: U+FEFF is whitespace there and U+0085 is
 // not, so texts holding those two split differently there (tests/cli/tokenizers_gpt2.sh compares
@@ -23,17 +28,39 @@
 
 namespace potop {
 
+// What a tokenizer.json may change; the defaults are GPT-2's.
+struct ByteBpeOptions {
+  // ICU expressions, applied in turn (the last splits the pieces the others left).
+  std::vector<std::string> split = {gpt2_split_expression()};
+  bool ignore_merges = false;  // a piece that is a token is that token, merged or not
+  std::string bos = "<|endoftext|>", eos = "<|endoftext|>";  // tokens' texts; absent ones count as none
+  static std::string gpt2_split_expression();
+  bool operator==(const ByteBpeOptions&) const = default;
+};
+
 class ByteBpeTokenizer final : public Tokenizer {
  public:
   // tokens[id] in the byte alphabet (as vocab.json spells them), merges as "left right" in rank
   // order. Errors name `source`: ids that are not 0..n-1, a byte missing from the vocabulary, a
   // merge whose parts or result the vocabulary lacks.
-  ByteBpeTokenizer(std::vector<std::string> tokens, const std::vector<std::string>& merges, const std::string& source);
+  // Options: expressions that do not compile are refused naming `source`.
+  ByteBpeTokenizer(std::vector<std::string> tokens, const std::vector<std::string>& merges, const std::string& source,
+                   ByteBpeOptions options = {});
   ~ByteBpeTokenizer() override;
   // GPT-2's files (errors name the file and the line or entry).
   static std::unique_ptr<ByteBpeTokenizer> load(const std::filesystem::path& vocab_json,
                                                 const std::filesystem::path& merges_txt);
+  // A potop directory's vocab.json, merges.txt and, where the options are not GPT-2's, byte_bpe.json.
+  static std::unique_ptr<ByteBpeTokenizer> load(const std::filesystem::path& dir);
   static std::unique_ptr<ByteBpeTokenizer> from_json(const nlohmann::json& j, std::string_view source);
+  // A Hugging Face tokenizer.json whose model is BPE over GPT-2's byte alphabet: no normalizer, a
+  // ByteLevel pre-tokenizer (alone, or last in a Sequence after Split expressions and Digits), a
+  // ByteLevel decoder; added tokens join the vocabulary. `config` is tokenizer_config.json (or
+  // null): its bos_token and eos_token name the specials. Anything else is refused by name.
+  static std::unique_ptr<ByteBpeTokenizer> from_hf_json(const nlohmann::json& j, const nlohmann::json& config,
+                                                        const std::string& source);
+  // Its split as a tokenizer.json pre_tokenizer, which from_hf_json reads back to the same options.
+  nlohmann::json hf_pre_tokenizer() const;
 
   std::string kind() const override { return "byte_bpe"; }
   int size() const override { return static_cast<int>(tokens_.size()); }
@@ -48,16 +75,18 @@ class ByteBpeTokenizer final : public Tokenizer {
   int char_count(int id) const override;
   SpecialTokens specials() const override;
   uint64_t hash() const override;  // of the tokens and the merges
-  nlohmann::json to_json() const override;  // {"kind": "byte_bpe", "tokens": [...], "merges": [...]}
-  void save_files(const std::filesystem::path& dir) const override;  // vocab.json, merges.txt
+  // {"kind": "byte_bpe", "tokens": [...], "merges": [...]}, and "options" where they are not GPT-2's.
+  nlohmann::json to_json() const override;
+  void save_files(const std::filesystem::path& dir) const override;  // vocab.json, merges.txt (byte_bpe.json)
 
   const std::vector<std::string>& merges() const { return merges_; }
+  const ByteBpeOptions& options() const { return options_; }
   // vocab.json's text, {"!":0,...}, in id order (no final newline).
   std::string vocab_json() const;
   const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }  // as vocab.json spells it
 
  private:
-  struct Splitter;  // the split expression (ICU), one matcher per thread
+  struct Splitter;  // the split expressions (ICU)
   // One piece's ids: its bytes, merged.
   void encode_piece(std::string_view bytes, std::vector<int>& out) const;
 
@@ -67,7 +96,9 @@ class ByteBpeTokenizer final : public Tokenizer {
   std::vector<std::string> merges_;  // "left right", by rank
   std::unordered_map<uint64_t, std::pair<int, int>> merge_of_;  // (left id, right id) -> (rank, merged id)
   int byte_id_[256];
-  int end_of_text_ = -1;  // <|endoftext|>, where the vocabulary has it
+  ByteBpeOptions options_;
+  int bos_ = -1, eos_ = -1;  // where the vocabulary has them
+  std::unordered_map<std::string, int> whole_;  // bytes -> token, with ignore_merges
   std::unique_ptr<Splitter> splitter_;
 };
 

@@ -88,15 +88,15 @@ std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::s
 }
 
 std::vector<std::string> all_tokenizer_files() {
-  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab", "merges.txt", tokenizer_file("wordpiece"),
-          "wordpiece.json"};
+  return {tokenizer_file("char"), tokenizer_file("word"), tokenizer_file("bpe"), "tokenizer.vocab", "merges.txt", "byte_bpe.json",
+          tokenizer_file("wordpiece"), "wordpiece.json"};
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
   const std::filesystem::path file = tokenizer_file_in(dir, kind);
   if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
-  if (kind == "byte_bpe") return ByteBpeTokenizer::load(file, dir / "merges.txt");
+  if (kind == "byte_bpe") return ByteBpeTokenizer::load(dir);
   if (kind == "wordpiece") return WordPieceTokenizer::load(dir);
   if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
   if (kind == "bpe" || kind == "unigram") {
@@ -139,6 +139,24 @@ std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir) 
   }
   if (fs::exists(dir / tokenizer_file("char"), ec)) return load_tokenizer(dir, "char");
   throw Error(dir.string() + ": not a tokenizer directory (no tokenizer.json, config.json or vocab.json)");
+}
+
+bool is_hf_tokenizer_json(const nlohmann::json& j) {
+  return j.is_object() && !j.contains("kind") && j.contains("model") && j["model"].is_object();
+}
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::filesystem::path& tokenizer_json) {
+  const nlohmann::json j = read_json_file(tokenizer_json);
+  const std::string src = tokenizer_json.string();
+  if (!is_hf_tokenizer_json(j)) throw Error(src + ": not a Hugging Face tokenizer.json (no \"model\" object)");
+  const std::string type = j["model"].value("type", std::string("absent"));
+  if (type == "WordPiece") return WordPieceTokenizer::from_hf_json(j, src);
+  const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
+  const nlohmann::json config = std::filesystem::exists(config_file) ? read_json_file(config_file) : nlohmann::json();
+  if (type == "BPE") return ByteBpeTokenizer::from_hf_json(j, config, src);
+  throw Error(src + ": model.type " + type +
+              ": potop reads WordPiece and byte-level BPE tokenizer.json files (a Unigram or SentencePiece model: "
+              "import its tokenizer.model)");
 }
 
 }  // namespace potop

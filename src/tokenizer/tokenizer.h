@@ -140,7 +140,7 @@ std::string tokenizer_file(std::string_view kind);
 // dir / tokenizer_file(kind), or dir itself for byte: what an error about it names.
 std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind);
 // Every file any kind's save_files may write (bpe and unigram add "tokenizer.vocab", for people,
-// byte_bpe "merges.txt", wordpiece "wordpiece.json"):
+// byte_bpe "merges.txt" and "byte_bpe.json", wordpiece "wordpiece.json"):
 // what a model directory holds for its tokenizer.
 std::vector<std::string> all_tokenizer_files();
 
@@ -154,5 +154,12 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std:
 // vocab.json. Errors name the directory and what is missing or wrong.
 void save_tokenizer_dir(const Tokenizer& tokenizer, const std::filesystem::path& dir);
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir);
+
+// A Hugging Face tokenizer.json (not potop's own {"kind": ...}): a WordPiece model is read as
+// wordpiece, a byte-level BPE as byte_bpe, with tokenizer_config.json beside it where there is one.
+// Other models are refused naming the file and the field.
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::filesystem::path& tokenizer_json);
+// Whether j is Hugging Face's tokenizer.json rather than potop's.
+bool is_hf_tokenizer_json(const nlohmann::json& j);
 
 }  // namespace potop

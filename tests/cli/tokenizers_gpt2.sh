@@ -6,8 +6,11 @@
 # SST-2 and TREC sentences) and decode back to the text; a GPT trained and sampled with it and
 # exported to GGUF, whose tokenizer llama.cpp (tests/gguf) must run as potop's, U+0085 and U+FEFF
 # included (gpt-3-encoder's \s differs on those two: byte_bpe_tokenizer.h), and to a Hugging Face
-# directory whose tokenizer.json npm's @huggingface/tokenizers runs as potop; broken files refused
-# with one line.
+# directory whose tokenizer.json npm's @huggingface/tokenizers runs as potop; Hugging Face
+# tokenizer.json files of byte-level BPEs with GPT-2's, Llama 3's and SmolLM's pre-tokenizers
+# (tests/tokenizers/make_bpe_tokenizer_json.mjs) read by `tokenizer import --hf-json` and by
+# `potop import` of a model directory, whose ids must equal @huggingface/tokenizers' running the
+# same file; broken files refused with one line.
 #   tokenizers_gpt2.sh <potop>
 POTOP=$1
 REF=$(cd "$(dirname "$0")/../tokenizers" && pwd)
@@ -53,6 +56,84 @@ if [ -f "$SHARED/potop.txt" ]; then
 else
   echo "skip the texts of ../shared/data (not there)"
 fi
+# Hugging Face tokenizer.json files of the three pre-tokenizer styles, read by potop and by
+# @huggingface/tokenizers. Both leave a text's "<|endoftext|>" out of the comparison: Hugging Face
+# matches added tokens in a text, potop (as llama.cpp unless told) encodes their characters.
+hf_compare() {  # hf_compare <style> <name> <file>
+  local style=$1 name=$2 file=$3
+  node "$REF/hf_tokenizer_reference.mjs" encode "hf-$style" "$file" >hf-$style.ids 2>hf-$style.log
+  "$POTOP" tokenizer encode --whole --tokenizer "tok-$style" <"$file" >potop-$style.ids
+  if cmp -s hf-$style.ids potop-$style.ids; then
+    ok "tokenizer.json ($style) on $name: $(wc -w <potop-$style.ids) ids, @huggingface/tokenizers' ids"
+  else
+    fail "tokenizer.json ($style) on $name: ids differ from @huggingface/tokenizers': $(cmp hf-$style.ids potop-$style.ids) $(head -c 300 hf-$style.log)"
+    return
+  fi
+  node "$REF/hf_tokenizer_reference.mjs" decode "hf-$style" potop-$style.ids >hf-back.txt &&
+    "$POTOP" tokenizer decode --tokenizer "tok-$style" <potop-$style.ids >potop-back.txt && { cat "$file"; echo; } >want.txt &&
+    cmp -s "$file" hf-back.txt && cmp -s want.txt potop-back.txt &&
+    ok "tokenizer.json ($style) on $name: both decode the ids to the text" || fail "tokenizer.json ($style) on $name: decode"
+}
+sed 's/<|endoftext|>//g' varied.txt >varied-hf.txt
+for style in gpt2 llama3 smollm; do
+  node "$REF/make_bpe_tokenizer_json.mjs" "$style" "hf-$style"
+  if ! "$POTOP" tokenizer import --hf-json "hf-$style/tokenizer.json" --out "tok-$style" 2>import-$style.log; then
+    fail "tokenizer import --hf-json ($style): $(cat import-$style.log)"; continue
+  fi
+  hf_compare "$style" "scripts, emoji, code and whitespace" varied-hf.txt
+  [ -f potop.txt ] && hf_compare "$style" "Potop and the Tatoeba pairs" potop.txt
+done
+# The styles' own marks: Llama 3 spells numbers three digits at a time and keeps its specials
+# past GPT-2's vocabulary; SmolLM one digit at a time, its end of turn as eos.
+[ "$(printf '12345' | "$POTOP" tokenizer encode --tokenizer tok-llama3)" = "10163 2231" ] &&
+  [ "$(printf '12345' | "$POTOP" tokenizer encode --tokenizer tok-smollm)" = "16 17 18 19 20" ] &&
+  [ "$(printf '50257 15496 50258\n' | "$POTOP" tokenizer decode --tokenizer tok-llama3)" = "<|begin_of_text|>Hello<|end_of_text|>" ] &&
+  grep -q '"eos": "<|im_end|>"' tok-smollm/byte_bpe.json &&
+  ok "tokenizer.json styles: digits by three (Llama 3) and one (SmolLM), specials past the vocabulary, eos from tokenizer_config.json" ||
+  fail "tokenizer.json styles: $(printf '12345' | "$POTOP" tokenizer encode --tokenizer tok-llama3)"
+# GPT-2's own tokenizer.json is GPT-2's tokenizer: the same files as its vocab.json and merges.txt.
+cmp -s tok-gpt2/vocab.json gpt2/vocab.json && cmp -s tok-gpt2/merges.txt gpt2/merges.txt && [ ! -e tok-gpt2/byte_bpe.json ] &&
+  ok "GPT-2's tokenizer.json reads as its vocab.json and merges.txt" || fail "GPT-2's tokenizer.json differs from its two files"
+# A GPT trained with Llama 3's and SmolLM's splits exports a tokenizer.json that
+# @huggingface/tokenizers runs as potop does, and that imports back to the same options.
+head -c 20000 varied-hf.txt >small-hf.txt
+for style in llama3 smollm; do
+  if ! "$POTOP" train --data small-hf.txt --tokenizer "tok-$style" --out "m-$style" --n-layer 1 --n-head 2 --n-embd 16 \
+      --block-size 32 --batch-size 2 --steps 2 --eval-interval 2 --eval-iters 1 --threads 1 >train-$style.log 2>&1; then
+    fail "train --tokenizer ($style): $(tail -n 3 train-$style.log)"; continue
+  fi
+  "$POTOP" export -m "m-$style" --format hf -o "mhf-$style" >/dev/null 2>&1 &&
+    node "$REF/hf_tokenizer_reference.mjs" encode "mhf-$style" varied-hf.txt >exported.ids &&
+    "$POTOP" tokenizer encode --whole --tokenizer "m-$style" <varied-hf.txt >model.ids && cmp -s exported.ids model.ids &&
+    grep -q '"tokenizer_class": "PreTrainedTokenizerFast"' "mhf-$style/tokenizer_config.json" &&
+    ok "export --format hf ($style): @huggingface/tokenizers runs its tokenizer.json as potop ($(wc -w <model.ids) ids)" ||
+    fail "export --format hf ($style): $(cmp exported.ids model.ids)"
+  "$POTOP" import "mhf-$style" --out "imported-$style" >/dev/null 2>&1 && cmp -s "imported-$style/byte_bpe.json" "tok-$style/byte_bpe.json" &&
+    cmp -s "imported-$style/vocab.json" "tok-$style/vocab.json" &&
+    ok "import of the exported directory ($style): the same tokenizer (byte_bpe.json, vocab.json)" ||
+    fail "import of the exported directory ($style)"
+  expect_error "export --format gguf ($style): llama.cpp's pre-tokenizer" 1 strict "not GPT-2's" -- export -m "m-$style" --format gguf -o "m-$style.gguf"
+done
+
+# Pre-tokenizers, normalizers and models potop would run differently are refused by name.
+edit_json() {  # edit_json <out-dir> <js expression on t>
+  mkdir -p "$1" && node -e 'const fs=require("fs"); const t=JSON.parse(fs.readFileSync(process.argv[1],"utf-8")); '"$2"'; fs.writeFileSync(process.argv[2]+"/tokenizer.json", JSON.stringify(t))' hf-llama3/tokenizer.json "$1"
+}
+edit_json metaspace 't.pre_tokenizer={type:"Metaspace",replacement:"▁",prepend_scheme:"first",split:false}'
+edit_json normalizer 't.normalizer={type:"NFC"}'
+edit_json unigram 't.model.type="Unigram"'
+edit_json prefix 't.pre_tokenizer.pretokenizers[1].add_prefix_space=true'
+edit_json removed 't.pre_tokenizer.pretokenizers[0].behavior="Removed"'
+edit_json badregex 't.pre_tokenizer.pretokenizers[0].pattern.Regex="(\\p{L"'
+edit_json gap 't.added_tokens[1].id=50300'
+expect_error "a Metaspace pre-tokenizer" 1 strict "metaspace/tokenizer.json" "Metaspace" -- tokenizer import --hf-json metaspace/tokenizer.json --out x
+expect_error "a normalizer" 1 strict "normalizer/tokenizer.json" "normalizer NFC" -- tokenizer import --hf-json normalizer/tokenizer.json --out x
+expect_error "a Unigram model" 1 strict "unigram/tokenizer.json" "Unigram" -- tokenizer import --hf-json unigram/tokenizer.json --out x
+expect_error "ByteLevel's add_prefix_space" 1 strict "prefix/tokenizer.json" "add_prefix_space" -- tokenizer import --hf-json prefix/tokenizer.json --out x
+expect_error "a Split that removes" 1 strict "removed/tokenizer.json" "Removed" -- tokenizer import --hf-json removed/tokenizer.json --out x
+expect_error "a split expression ICU cannot compile" 1 strict "badregex/tokenizer.json" "does not compile" -- tokenizer import --hf-json badregex/tokenizer.json --out x
+expect_error "an added token leaving a gap in the ids" 1 strict "gap/tokenizer.json" "no token has id 50258" -- tokenizer import --hf-json gap/tokenizer.json --out x
+
 # Line by line (encode's default), as the special-token and piece views.
 printf "Hello world\n<|endoftext|>\n" | "$POTOP" tokenizer encode --tokenizer gpt2 >lines.ids &&
   [ "$(cat lines.ids)" = "$(printf '15496 995\n27 91 437 1659 5239 91 29')" ] &&

@@ -24,14 +24,15 @@ std::vector<std::string> byte_tokens() {
   return t;
 }
 
-ByteBpeTokenizer make(const std::vector<std::string>& merges, const std::vector<std::string>& extra = {}) {
+ByteBpeTokenizer make(const std::vector<std::string>& merges, const std::vector<std::string>& extra = {},
+                      ByteBpeOptions options = {}) {
   std::vector<std::string> tokens = byte_tokens();
   for (const std::string& m : merges) {
     const size_t space = m.find(' ');
     tokens.push_back(m.substr(0, space) + m.substr(space + 1));
   }
   tokens.insert(tokens.end(), extra.begin(), extra.end());
-  return ByteBpeTokenizer(tokens, merges, "test vocabulary");
+  return ByteBpeTokenizer(tokens, merges, "test vocabulary", std::move(options));
 }
 
 int byte_id(char c) {  // the id of byte c in byte_tokens()
@@ -103,6 +104,60 @@ TEST(ByteBpeTokenizer, JsonAndFilesGiveItBack) {
   EXPECT_EQ(loaded->kind(), "byte_bpe");
   EXPECT_EQ(loaded->hash(), tok.hash());
   EXPECT_NE(make({"h e", "l l"}).hash(), make({"l l", "h e"}).hash());  // the merges' order counts
+}
+
+TEST(ByteBpeTokenizer, SplitExpressionsApplyInTurnAndKeepTheTextBetween) {
+  // Digits one at a time, then GPT-2's expression on each piece (SmolLM's pre-tokenizer): "12"
+  // is two pieces, so "1 2" never merges; the text between the digits is split by GPT-2's.
+  ByteBpeOptions smollm;
+  smollm.split = {"\\p{N}", ByteBpeOptions::gpt2_split_expression()};
+  const ByteBpeTokenizer digits = make({"1 2", "Ġ a"}, {}, smollm);
+  EXPECT_EQ(digits.encode("12 a"), (std::vector<int>{byte_id('1'), byte_id('2'), 257}));
+  EXPECT_EQ(make({"1 2", "Ġ a"}).encode("12 a"), (std::vector<int>{256, 257}));  // GPT-2's alone: "12" one piece
+  // A split whose matches leave gaps: the gaps are pieces too (Hugging Face's "Isolated").
+  ByteBpeOptions commas;
+  commas.split = {","};
+  const ByteBpeTokenizer isolated = make({"a b", "b ,"}, {}, commas);
+  EXPECT_EQ(isolated.encode("ab,ab"), (std::vector<int>{256, byte_id(','), 256}));  // "ab" "," "ab": b, never merges
+  EXPECT_THROW(make({}, {}, ByteBpeOptions{{"(\\p{L"}}), Error);  // an expression ICU cannot compile
+}
+
+TEST(ByteBpeTokenizer, IgnoreMergesTakesAWholePieceThatIsAToken) {
+  // "abc" is a token no merge sequence reaches from "a b" (rank 0) and "bc"'s absence.
+  ByteBpeOptions o;
+  o.ignore_merges = true;
+  const ByteBpeTokenizer whole = make({"a b"}, {"abc"}, o);
+  EXPECT_EQ(whole.encode("abc"), std::vector<int>{257});
+  EXPECT_EQ(make({"a b"}, {"abc"}).encode("abc"), (std::vector<int>{256, byte_id('c')}));
+}
+
+TEST(ByteBpeTokenizer, OptionsTravelWithItAndGpt2sLeaveItsHashAlone) {
+  ByteBpeOptions o;
+  o.split = {"\\p{N}{1,3}", ByteBpeOptions::gpt2_split_expression()};
+  o.ignore_merges = true;
+  o.bos = "<s>";
+  o.eos = "</s>";
+  const ByteBpeTokenizer tok = make({"h e"}, {"<s>", "</s>"}, o);
+  EXPECT_EQ(tok.specials().bos, 257);
+  EXPECT_EQ(tok.specials().eos, 258);
+  EXPECT_NE(tok.hash(), make({"h e"}, {"<s>", "</s>"}).hash());
+  EXPECT_EQ(make({"h e"}).to_json().contains("options"), false);  // GPT-2's: the JSON and hash of before
+  const std::unique_ptr<Tokenizer> from_json = tokenizer_from_json(tok.to_json(), "json");
+  EXPECT_EQ(from_json->hash(), tok.hash());
+  const testing::TempDir dir("byte_bpe_options");
+  save_tokenizer_dir(tok, dir);
+  const std::unique_ptr<Tokenizer> loaded = load_tokenizer_dir(dir);
+  EXPECT_EQ(loaded->hash(), tok.hash());
+  EXPECT_EQ(loaded->encode("1234"), tok.encode("1234"));
+  // As a tokenizer.json pre-tokenizer and back: the same options.
+  nlohmann::json hf = {{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::object()}, {"merges", {"h e"}}, {"ignore_merges", true}}},
+                       {"pre_tokenizer", tok.hf_pre_tokenizer()},
+                       {"decoder", {{"type", "ByteLevel"}}}};
+  for (int id = 0; id < tok.size(); ++id) hf["model"]["vocab"][tok.token(id)] = id;
+  const auto back = ByteBpeTokenizer::from_hf_json(hf, {{"bos_token", "<s>"}, {"eos_token", {{"content", "</s>"}}}}, "hf");
+  EXPECT_EQ(back->options(), o);
+  EXPECT_EQ(back->hash(), tok.hash());
+  EXPECT_EQ(make({"h e"}).hf_pre_tokenizer()["type"], "ByteLevel");  // GPT-2's: ByteLevel's own expression
 }
 
 TEST(ByteBpeTokenizer, RefusesVocabulariesItCannotUse) {
