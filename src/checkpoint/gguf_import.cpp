@@ -1,5 +1,6 @@
 #include "checkpoint/gguf_import.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -193,14 +194,33 @@ std::unique_ptr<Tokenizer> read_gguf_tokenizer(const GgufFile& f, std::string& f
       from = "tokenizer.ggml (gpt2, one character per token)";
       return std::make_unique<CharTokenizer>(std::move(chars), f.path() + ": tokenizer.ggml.tokens");
     }
-    // llama.cpp splits by the expressions its pre-tokenizer type names; potop reads GPT-2's.
-    const std::string pre = f.metadata().contains("tokenizer.ggml.pre") ? f.string("tokenizer.ggml.pre") : "(absent: llama.cpp's default)";
-    if (pre != "gpt-2")
+    // llama.cpp splits by the expressions its pre-tokenizer's name stands for (absent: its
+    // "default", none of potop's).
+    ByteBpeOptions options;
+    const std::string pre = f.metadata().contains("tokenizer.ggml.pre") ? f.string("tokenizer.ggml.pre") : "(absent)";
+    if (!set_llama_cpp_pre_tokenizer(pre, options))
       throw Error(f.path() + ": tokenizer.ggml.pre " + pre +
-                  ": potop reads byte-level vocabularies with GPT-2's pre-tokenizer (\"gpt-2\"); for other models import "
-                  "the Hugging Face directory, whose tokenizer.json holds its split expressions");
-    from = "tokenizer.ggml (gpt2 byte-level BPE)";
-    return std::make_unique<ByteBpeTokenizer>(tokens, merges, f.path() + ": tokenizer.ggml");
+                  ": potop reads byte-level vocabularies with llama.cpp's gpt-2, llama-bpe, qwen2 and smollm "
+                  "pre-tokenizers; for another model import the Hugging Face directory, whose tokenizer.json holds its "
+                  "split expressions");
+    // Its begin and end of text where the file marks them as control tokens. An id at an ordinary
+    // token (potop's export writes 0 for none) means none: the default <|endoftext|> is dropped
+    // where the vocabulary has it, and kept, naming nothing, where it does not.
+    std::vector<double> types = numbers(f, "tokenizer.ggml.token_type", tokens.size());
+    if (types.empty()) types.assign(tokens.size(), 1);
+    auto special = [&](const char* key, std::string& text) {
+      const auto it = f.metadata().find(key);
+      if (it == f.metadata().end() || !it->is_number_integer()) return;
+      const int64_t at = it->get<int64_t>();
+      if (at >= 0 && at < static_cast<int64_t>(tokens.size()) && types[static_cast<size_t>(at)] == 3)
+        text = tokens[static_cast<size_t>(at)];
+      else if (std::find(tokens.begin(), tokens.end(), text) != tokens.end())
+        text.clear();
+    };
+    special("tokenizer.ggml.bos_token_id", options.bos);
+    special("tokenizer.ggml.eos_token_id", options.eos);
+    from = "tokenizer.ggml (gpt2 byte-level BPE, pre-tokenizer " + pre + ")";
+    return std::make_unique<ByteBpeTokenizer>(tokens, merges, f.path() + ": tokenizer.ggml", std::move(options));
   }
   if (model == "llama") {
     from = "tokenizer.ggml (llama SentencePiece BPE)";

@@ -75,12 +75,13 @@ void add_byte_vocab(GgufWriter& w, std::vector<std::string>& notes) {
   (void)notes;
 }
 
-// GPT-2's own byte-level BPE: its tokens and merges as they are, with GPT-2's split expression
-// (llama.cpp's pre-tokenizer "gpt-2").
+// A byte-level BPE: its tokens and merges as they are, with llama.cpp's name for its split
+// expressions ("gpt-2" for GPT-2's own; llama_cpp_pre_tokenizer).
 void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<std::string>& notes) {
-  if (t.options().split != ByteBpeOptions{}.split || t.options().ignore_merges)
-    throw Error("tokenizer: its split expressions are not GPT-2's (a tokenizer.json's pre-tokenizer); potop writes GGUF "
-                "vocabularies with llama.cpp's \"gpt-2\" pre-tokenizer only (export --format hf keeps them)");
+  const std::string pre = llama_cpp_pre_tokenizer(t.options());
+  if (pre.empty())
+    throw Error("tokenizer: llama.cpp has no pre-tokenizer for its split expressions (it names GPT-2's, Llama 3's, "
+                "Qwen2's and SmolLM's); export --format hf keeps them");
   std::vector<std::string> tokens;
   const int eot = t.specials().eos, bos = t.specials().bos;
   std::vector<int32_t> types(static_cast<size_t>(t.size()), kNormal);
@@ -88,7 +89,7 @@ void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<st
   for (const int special : {bos, eot})
     if (special >= 0) types[static_cast<size_t>(special)] = kControl;
   w.add_string("tokenizer.ggml.model", "gpt2");
-  w.add_string("tokenizer.ggml.pre", "gpt-2");
+  w.add_string("tokenizer.ggml.pre", pre);
   w.add_strings("tokenizer.ggml.tokens", tokens);
   w.add_i32s("tokenizer.ggml.token_type", types);
   w.add_strings("tokenizer.ggml.merges", t.merges());

@@ -167,8 +167,10 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     write_file_atomic(dir / "tokenizer.json", text);
     const bool gpt2_split = options.split == ByteBpeOptions{}.split && !options.ignore_merges;
     ojson j = tokenizer_config(gpt2_split ? "GPT2Tokenizer" : "PreTrainedTokenizerFast", t, model_max_length);
-    if (specials.bos >= 0) j["bos_token"] = gpt2->token(specials.bos);
-    if (specials.eos >= 0) j["eos_token"] = gpt2->token(specials.eos), j["unk_token"] = gpt2->token(specials.eos);
+    // null where there is none (Qwen2's bos): a reader would otherwise take GPT-2's <|endoftext|>.
+    j["bos_token"] = specials.bos >= 0 ? ojson(gpt2->token(specials.bos)) : ojson(nullptr);
+    j["eos_token"] = specials.eos >= 0 ? ojson(gpt2->token(specials.eos)) : ojson(nullptr);
+    if (specials.eos >= 0) j["unk_token"] = gpt2->token(specials.eos);
     j["add_prefix_space"] = false;
     write_file_atomic(dir / "tokenizer_config.json", hf_json_text(j));
   } else if (const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t)) {

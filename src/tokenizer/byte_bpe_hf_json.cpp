@@ -81,7 +81,44 @@ std::string special_text(const json& v) {
   return "";
 }
 
+// llama.cpp's names with their models' tokenizer.json expressions (llama.cpp's code holds them
+// rewritten without (?i:), the same on all but Unicode's other case foldings such as ſ for s).
+struct NamedSplit {
+  const char* name;
+  std::vector<std::string> split;
+  bool ignore_merges;
+};
+
+const std::vector<NamedSplit>& named_splits() {
+  static const std::vector<NamedSplit> all = [] {
+    const std::string gpt2 = ByteBpeOptions::gpt2_split_expression();
+    const std::string tail = "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    const std::string head = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|";
+    return std::vector<NamedSplit>{{"gpt-2", {gpt2}, false},
+                                   {"llama-bpe", {icu_expression(head + "\\p{N}{1,3}" + tail)}, true},
+                                   {"qwen2", {icu_expression(head + "\\p{N}" + tail)}, false},
+                                   {"smollm", {"\\p{N}", gpt2}, false}};
+  }();
+  return all;
+}
+
 }  // namespace
+
+std::string llama_cpp_pre_tokenizer(const ByteBpeOptions& o) {
+  for (const NamedSplit& n : named_splits())
+    if (n.split == o.split && n.ignore_merges == o.ignore_merges) return n.name;
+  return "";
+}
+
+bool set_llama_cpp_pre_tokenizer(std::string_view name, ByteBpeOptions& o) {
+  for (const NamedSplit& n : named_splits())
+    if (name == n.name) {
+      o.split = n.split;
+      o.ignore_merges = n.ignore_merges;
+      return true;
+    }
+  return false;
+}
 
 std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_hf_json(const json& j, const json& config,
                                                                  const std::string& source) {

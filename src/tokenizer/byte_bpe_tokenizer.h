@@ -38,6 +38,14 @@ struct ByteBpeOptions {
   bool operator==(const ByteBpeOptions&) const = default;
 };
 
+// llama.cpp names the pre-tokenizers it knows by model (GGUF's tokenizer.ggml.pre) and keeps their
+// expressions in its code. Those potop runs: "gpt-2", "llama-bpe" (Llama 3's expression,
+// ignore_merges), "qwen2" (the same with one digit a piece) and "smollm" (a digit a piece, then
+// GPT-2's). The name of o's split and ignore_merges, or "" where llama.cpp has none.
+std::string llama_cpp_pre_tokenizer(const ByteBpeOptions& o);
+// Sets o's split and ignore_merges to those of a name above; false (o untouched) for another.
+bool set_llama_cpp_pre_tokenizer(std::string_view name, ByteBpeOptions& o);
+
 class ByteBpeTokenizer final : public Tokenizer {
  public:
   // tokens[id] in the byte alphabet (as vocab.json spells them), merges as "left right" in rank

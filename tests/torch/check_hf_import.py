@@ -259,8 +259,8 @@ def gguf_refusals(potop, root, vocab, merges, check):
         "q4_K": (base, [("token_embd.weight", (len(vocab), 32), "q4_K", b"\0" * 144)], "is q4_K"),
         "falcon": ([("general.architecture", STRING, "falcon")] + base[1:], [], "general.architecture falcon"),
         "bert-vocab": (base[:5] + [("tokenizer.ggml.model", STRING, "bert")], [], "tokenizer.ggml.model bert"),
-        "llama-bpe-pre": ([("tokenizer.ggml.pre", STRING, "llama-bpe") if k[0] == "tokenizer.ggml.pre" else k for k in base],
-                          [], "tokenizer.ggml.pre llama-bpe"),
+        "falcon-pre": ([("tokenizer.ggml.pre", STRING, "falcon") if k[0] == "tokenizer.ggml.pre" else k for k in base],
+                          [], "tokenizer.ggml.pre falcon"),
         "missing-tensor": (base, [("token_embd.weight", (len(vocab), 32), "f32", blob)], "position_embd.weight is missing"),
     }
     for name, (keys, tensors, expect) in cases.items():

@@ -160,6 +160,25 @@ TEST(ByteBpeTokenizer, OptionsTravelWithItAndGpt2sLeaveItsHashAlone) {
   EXPECT_EQ(make({"h e"}).hf_pre_tokenizer()["type"], "ByteLevel");  // GPT-2's: ByteLevel's own expression
 }
 
+TEST(ByteBpeTokenizer, LlamaCppNamesItsSplitsByModel) {
+  for (const char* name : {"gpt-2", "llama-bpe", "qwen2", "smollm"}) {
+    ByteBpeOptions o;
+    ASSERT_TRUE(set_llama_cpp_pre_tokenizer(name, o)) << name;
+    EXPECT_EQ(llama_cpp_pre_tokenizer(o), name);
+    EXPECT_NO_THROW(make({}, {}, o)) << name;  // ICU compiles it
+  }
+  EXPECT_EQ(llama_cpp_pre_tokenizer(ByteBpeOptions{}), "gpt-2");
+  ByteBpeOptions o;
+  EXPECT_FALSE(set_llama_cpp_pre_tokenizer("falcon", o));
+  EXPECT_EQ(o, ByteBpeOptions{});
+  o.ignore_merges = true;  // GPT-2's expression with ignore_merges: no name
+  EXPECT_EQ(llama_cpp_pre_tokenizer(o), "");
+  ByteBpeOptions llama3;
+  set_llama_cpp_pre_tokenizer("llama-bpe", llama3);
+  EXPECT_EQ(make({}, {}, llama3).encode("12345").size(), 5u);  // "123" "45", no merges: bytes
+  EXPECT_TRUE(llama3.ignore_merges);
+}
+
 TEST(ByteBpeTokenizer, RefusesVocabulariesItCannotUse) {
   auto refused = [](const std::vector<std::string>& tokens, const std::vector<std::string>& merges) {
     return testing::error_message([&] { ByteBpeTokenizer(tokens, merges, "v"); });
