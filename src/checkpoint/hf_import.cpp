@@ -1,5 +1,6 @@
 #include "checkpoint/hf_import.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -151,11 +152,16 @@ void check_import_out(const fs::path& out) {
 }
 
 void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer& tokenizer, nlohmann::json provenance,
-                          ImportSummary& s) {
+                          ImportSummary& s, const std::vector<int>& eos_ids) {
   const nlohmann::json normalized = s.kind->normalize(m.config, provenance["from"].get<std::string>());
   s.notes = std::move(m.notes);
   s.parameters = m.model->parameters().count();
   nlohmann::json extra = {{"imported", std::move(provenance)}};
+  std::vector<int> ends;
+  if (tokenizer.specials().eos >= 0) ends.push_back(tokenizer.specials().eos);
+  for (const int id : eos_ids)
+    if (id >= 0 && id < tokenizer.size() && std::find(ends.begin(), ends.end(), id) == ends.end()) ends.push_back(id);
+  if (!ends.empty()) extra["generation"] = {{"eos_token_ids", ends}};
   const std::string quantized = m.model->parameters().quantization();
   if (!quantized.empty()) extra["quantized"] = quantized;
   write_directory_atomic(out, [&](const fs::path& staging) {
@@ -164,6 +170,24 @@ void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer
                  {{"imported_from", s.architecture}});
   });
 }
+
+namespace {
+
+// Where the model's texts end: generation_config.json's eos_token_id (a number or a list, as
+// transformers' generate() reads it), else config.json's.
+std::vector<int> generation_eos_ids(const fs::path& dir, const nlohmann::json& config) {
+  nlohmann::json eos = config.value("eos_token_id", nlohmann::json());
+  if (fs::exists(dir / "generation_config.json")) {
+    const nlohmann::json g = read_json_file(dir / "generation_config.json");
+    if (g.is_object() && g.contains("eos_token_id")) eos = g["eos_token_id"];
+  }
+  std::vector<int> ids;
+  for (const nlohmann::json& id : eos.is_array() ? eos : nlohmann::json::array({eos}))
+    if (id.is_number_integer()) ids.push_back(id.get<int>());
+  return ids;
+}
+
+}  // namespace
 
 bool is_hf_config(const nlohmann::json& j) {
   return j.is_object() && !j.contains("kind") && (j.contains("architectures") || j.contains("model_type"));
@@ -219,7 +243,7 @@ ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {
   write_imported_model(out, m, *tokenizer,
                        {{"from", fs::absolute(src).lexically_normal().string()}, {"architecture", s.architecture},
                         {"dtypes", s.dtypes}},
-                       s);
+                       s, generation_eos_ids(src, config));
   return s;
 }
 

@@ -35,9 +35,11 @@ ImportSummary import_hf_dir(const std::filesystem::path& src, const std::filesys
 // What every import ends with (a Hugging Face directory's, a GGUF file's): the model's config
 // normalized by its kind, then `out` written whole or not at all: config.json (with "imported":
 // `provenance`, and "quantized" when matrices stayed quantized), the tokenizer's files and
-// latest.safetensors. Fills s.notes and s.parameters.
+// latest.safetensors. The model's ends of text ("generation": {"eos_token_ids"}, model_dir.h's
+// end_of_text_ids) are the tokenizer's eos and `eos_ids` (a Hugging Face generation_config.json's).
+// Fills s.notes and s.parameters.
 void write_imported_model(const std::filesystem::path& out, ImportedModel& model, const Tokenizer& tokenizer,
-                          nlohmann::json provenance, ImportSummary& s);
+                          nlohmann::json provenance, ImportSummary& s, const std::vector<int>& eos_ids = {});
 // `--out` must be new or empty: an Error naming it otherwise.
 void check_import_out(const std::filesystem::path& out);
 

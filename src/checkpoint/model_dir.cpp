@@ -233,4 +233,21 @@ LoadedModel load_model_dir(const fs::path& dir, const std::string& which, const 
   return out;
 }
 
+std::vector<int> end_of_text_ids(const LoadedModel& m) {
+  std::vector<int> ids;
+  const auto generation = m.files.find("generation");
+  if (generation == m.files.end()) return ids;
+  const auto list = generation->find("eos_token_ids");
+  const std::string where = "config.json: generation.eos_token_ids";
+  if (!generation->is_object() || list == generation->end() || !list->is_array())
+    throw Error(where + ": expected a list of token ids");
+  for (const nlohmann::json& id : *list) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= m.tokenizer->size())
+      throw Error(where + ": " + id.dump() + " is not a token of the model's " + std::to_string(m.tokenizer->size()) +
+                  "-token vocabulary");
+    ids.push_back(id.get<int>());
+  }
+  return ids;
+}
+
 }  // namespace potop

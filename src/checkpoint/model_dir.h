@@ -75,6 +75,12 @@ struct LoadedModel {
   Metadata metadata;        // its metadata (step, val_loss, ...)
 };
 
+// The tokens that end a text for this model, where it learned one (config.json's
+// "generation": {"eos_token_ids": [...]}, which `potop import` writes from the tokenizer's end of
+// text and generation_config.json): generation stops there. Empty for a model potop trained,
+// whose texts never end. Ids outside the vocabulary are an Error naming config.json.
+std::vector<int> end_of_text_ids(const LoadedModel& m);
+
 // Loads a model directory — config.json, the tokenizer's files and the checkpoint `which` names
 // (choose_checkpoint) — or a lone .safetensors file written by potop, whose metadata holds its
 // kind, config and tokenizer. The kind (config.json's "kind"; "gpt" when absent, as in older

@@ -27,6 +27,7 @@ struct SampleArgs {
   int tokens = 500, num_samples = 1;
   uint64_t seed = 1337;
   std::vector<std::string> stop;
+  bool ignore_eos = false;
   bool json = false, profile = false;
   std::string kv_cache = "f32";
   SamplingOptions sampling;
@@ -93,6 +94,8 @@ Run add_sample(CLI::App& app) {
   cmd->add_option("--repeat-last-n", a->sampling.repeat_last_n, "recent tokens the penalties look at")
       ->capture_default_str();
   cmd->add_option("--stop", a->stop, "stop a sample where this text appears (not printed); may be repeated");
+  cmd->add_flag("--ignore-eos", a->ignore_eos,
+                "go on past the model's end of text (an imported model's <|endoftext|>, which otherwise ends a sample)");
   add_seed(cmd, "-s,--seed", a->seed, "random seed");
   cmd->add_flag("--json", a->json, "print the samples as one JSON object instead of streaming them");
   cmd->add_flag("--profile", a->profile, "print the time of each kernel, over all samples, at the end");
@@ -107,6 +110,7 @@ Run add_sample(CLI::App& app) {
     lm.set_kv_cache_type(cache_type);
     fit_generation_threads(a->model, m.model->parameters().count());
     const Tokenizer& tokenizer = *m.tokenizer;
+    const std::vector<int> ends = a->ignore_eos ? std::vector<int>{} : end_of_text_ids(m);
     const std::string prompt = read_prompt(*a, tokenizer);
     const std::vector<int> ids = tokenizer.encode(prompt, "--prompt");
     if (ids.empty()) throw Error("--prompt holds no token to start from");
@@ -125,6 +129,7 @@ Run add_sample(CLI::App& app) {
       if (k > 0 && !a->json) std::fputs("\n---\n", stdout);
       if (!a->json) std::fwrite(prompt.data(), 1, prompt.size(), stdout), std::fflush(stdout);
       StopStrings stops(a->stop);
+      bool ended = false;  // at the model's end of text, which is not shown
       int count = 0;
       const auto sample_start = Clock::now();
       auto first = sample_start, last = sample_start;
@@ -132,6 +137,10 @@ Run add_sample(CLI::App& app) {
         last = Clock::now();
         if (count == 0) first = last;
         ++count;
+        if (std::find(ends.begin(), ends.end(), id) != ends.end()) {
+          ended = true;
+          return false;
+        }
         const std::string shown = stops.push(tokenizer.decode_one(id));
         if (!a->json) std::fwrite(shown.data(), 1, shown.size(), stdout), std::fflush(stdout);
         return !stops.stopped();
@@ -143,7 +152,7 @@ Run add_sample(CLI::App& app) {
       if (count > 0) phases.add(prompt_s, count - 1, generation_s);
       samples.push_back({{"text", prompt + stops.text()},
                          {"tokens", count},
-                         {"finish_reason", stops.stopped() ? "stop" : "length"},
+                         {"finish_reason", stops.stopped() || ended ? "stop" : "length"},
                          {"prompt_seconds", prompt_s},
                          {"generation_tokens_per_s", generation_s > 0 ? (count - 1) / generation_s : 0.0}});
     }

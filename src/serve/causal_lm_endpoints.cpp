@@ -36,7 +36,8 @@ class CausalLMEndpoints final : public Endpoints {
         batcher(lm, o.threads, o.prefill_chunk),
         attention_model(model.model->replica()),
         attention_view(task<SelfAttention>(*attention_model)),
-        chat_template(o.chat_template ? *o.chat_template : model_chat_template(model.files)) {
+        chat_template(o.chat_template ? *o.chat_template : model_chat_template(model.files)),
+        end_ids(end_of_text_ids(model)) {
     name = served_name(model.weights);
   }
 
@@ -78,6 +79,7 @@ class CausalLMEndpoints final : public Endpoints {
   SelfAttention* attention_view;  // the replica's, or null
   std::mutex attention_mutex;
   ChatTemplate chat_template;
+  std::vector<int> end_ids;  // the model's ends of text (end_of_text_ids): a completion stops there
   std::string name;
   std::atomic<long> next_id{1};
 };
@@ -103,6 +105,7 @@ void CausalLMEndpoints::generate(const httplib::Request& req, httplib::Response&
     } else {
       job->request = parse_completion_request(req.body, options.limits);
     }
+    job->request.end_ids = end_ids;
     job->ids = encode_prompt(*model.tokenizer, job->request, options.limits, options.unknown);
     seed = job->request.seed.value_or(entropy_seed());  // one a JavaScript client reads back exactly
     job->start = Clock::now();

@@ -131,6 +131,10 @@ void Completion::release_scores(CompletionChunk& chunk) {
 bool Completion::on_token(int id, const float* logits) {
   ++result_.completion_tokens;
   if (!send_echo()) return false;
+  if (std::find(request_.end_ids.begin(), request_.end_ids.end(), id) != request_.end_ids.end()) {
+    ended_ = true;  // the model's end of text: not shown
+    return false;
+  }
   CompletionChunk chunk;
   const std::string piece = tokenizer_.decode_one(id);
   if (request_.logprobs >= 0) held_scores_.push_back(scorer_->score(logits, id, offset_));
@@ -160,7 +164,7 @@ CompletionResult Completion::finish() {
     if (!rest.text.empty() || !rest.scores.empty()) send(std::move(rest));
   }
   result_.text = (request_.echo ? request_.prompt : std::string()) + stops_.text();
-  result_.finish_reason = stops_.stopped() ? "stop" : result_.timed_out ? "time_limit" : "length";
+  result_.finish_reason = stops_.stopped() || ended_ ? "stop" : result_.timed_out ? "time_limit" : "length";
   return std::move(result_);
 }
 

@@ -40,8 +40,8 @@ struct CompletionChunk {
 
 struct CompletionResult {
   std::string text;           // the returned text (the prompt first with echo)
-  // "stop" (a stop string), "length" (max_tokens, the context) or "time_limit" (the request's
-  // time limit ended it)
+  // "stop" (a stop string, the model's end of text), "length" (max_tokens, the context) or
+  // "time_limit" (the request's time limit ended it)
   std::string finish_reason;
   int prompt_tokens = 0, completion_tokens = 0;
   std::vector<TokenScore> scores;  // with logprobs: the prompt's (with echo), then each generated token's
@@ -92,6 +92,7 @@ class Completion {
   StopStrings stops_;
   CompletionChunk echoed_;
   bool echo_sent_ = false;
+  bool ended_ = false;  // at one of request_.end_ids
   long offset_ = 0;  // of the next generated token's text
   long echo_offset_ = 0;  // of the next scored prompt token's text
   std::deque<TokenScore> held_scores_;  // scored tokens whose text the stop strings still hold

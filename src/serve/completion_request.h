@@ -34,6 +34,7 @@ struct CompletionRequest {
   int logprobs = -1;             // -1: no log-probs; k >= 0: each token's, with k alternatives
   bool echo = false;             // return the prompt too, with its log-probs
   bool stream = false;
+  std::vector<int> end_ids;  // the model's ends of text (not the request's: the server sets them)
 };
 
 // A request body as a JSON object: malformed JSON (a number beyond a double's range included) or

@@ -84,7 +84,12 @@ for style in gpt2 llama3 qwen2 smollm; do
     fail "tokenizer import --hf-json ($style): $(cat import-$style.log)"; continue
   fi
   hf_compare "$style" "scripts, emoji, code and whitespace" varied-hf.txt
-  [ -f potop.txt ] && hf_compare "$style" "Potop and the Tatoeba pairs" potop.txt
+  # Potop's 5 MB for the split furthest from GPT-2's (GPT-2's own runs on it through the export
+  # below; Qwen2's is Llama 3's but for digits, SmolLM's GPT-2's but for digits): the test stays
+  # well inside its time under the sanitizers.
+  if [ -f potop.txt ] && [ "$style" = llama3 ]; then
+    hf_compare "$style" "Potop and the Tatoeba pairs" potop.txt
+  fi
 done
 # The styles' own marks: Llama 3 spells numbers three digits at a time and keeps its specials
 # past GPT-2's vocabulary; SmolLM one digit at a time, its end of turn as eos.
@@ -103,14 +108,15 @@ cmp -s tok-gpt2/vocab.json gpt2/vocab.json && cmp -s tok-gpt2/merges.txt gpt2/me
 head -c 20000 varied-hf.txt >small-hf.txt
 GGUF_TESTS=$(cd "$(dirname "$0")/../gguf" && pwd)
 { node "$REF/varied_text.mjs" 100000; head -c 200000 varied-hf.txt; } | sed 's/<|endoftext|>//g' >lines-hf.txt
+head -c 300000 varied-hf.txt >export-check.txt  # JavaScript's whitespace (varied_text.mjs --js-whitespace)
 for style in llama3 qwen2 smollm; do
   if ! "$POTOP" train --data small-hf.txt --tokenizer "tok-$style" --out "m-$style" --n-layer 1 --n-head 2 --n-embd 16 \
       --block-size 32 --batch-size 2 --steps 2 --eval-interval 2 --eval-iters 1 --threads 1 >train-$style.log 2>&1; then
     fail "train --tokenizer ($style): $(tail -n 3 train-$style.log)"; continue
   fi
   "$POTOP" export -m "m-$style" --format hf -o "mhf-$style" >/dev/null 2>&1 &&
-    node "$REF/hf_tokenizer_reference.mjs" encode "mhf-$style" varied-hf.txt >exported.ids &&
-    "$POTOP" tokenizer encode --whole --tokenizer "m-$style" <varied-hf.txt >model.ids && cmp -s exported.ids model.ids &&
+    node "$REF/hf_tokenizer_reference.mjs" encode "mhf-$style" export-check.txt >exported.ids &&
+    "$POTOP" tokenizer encode --whole --tokenizer "m-$style" <export-check.txt >model.ids && cmp -s exported.ids model.ids &&
     grep -q '"tokenizer_class": "PreTrainedTokenizerFast"' "mhf-$style/tokenizer_config.json" &&
     ok "export --format hf ($style): @huggingface/tokenizers runs its tokenizer.json as potop ($(wc -w <model.ids) ids)" ||
     fail "export --format hf ($style): $(cmp exported.ids model.ids)"

@@ -23,7 +23,8 @@ passes written in PyTorch (tests/torch/check_hf_export.py) on the stored (rounde
 model that kept a GGUF file's quantized matrices: on those dequantized; its own quantized logits
 are printed beside). GGUF files potop cannot read are refused in one line. The
 imported directories then work with potop info, sample, eval, attention, quantize and train --init-from,
-and export --format hf writes the imported tensors back bit for bit.
+and export --format hf writes the imported tensors back bit for bit. A model whose next token is
+always <|endoftext|> shows that sample and serve stop at an imported model's end of text.
 Without torch it exits 77 (a skip; a failure with
 POTOP_STRICT_SKIPS=1).
 """
@@ -32,6 +33,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SKIP = 77
@@ -406,6 +408,46 @@ def main():
                             os.path.join(root, "attention.html")], capture_output=True, text=True)
         check(r.returncode == 0 and os.path.getsize(os.path.join(root, "attention.html")) > 0,
               "potop attention draws its heads")
+        # A model whose every next token is its end of text (ln_f gives v, wte[<|endoftext|>] points
+        # along v): sample and serve stop there, not showing it (finish_reason "stop"); --ignore-eos
+        # goes on.
+        state = gpt2_state(rng, C, L, V, T)
+        v = rng.normal(0, 1, C).astype(np.float32)
+        state["transformer.ln_f.weight"], state["transformer.ln_f.bias"] = np.zeros(C, np.float32), v
+        state["transformer.wte.weight"][V - 1] = 10 * v / np.linalg.norm(v)
+        write_case(root, "gpt2-ends", gpt2_cfg, state, "F32", vocab, merges)
+        d = os.path.join(root, "gpt2-ends", "potop")
+        r = subprocess.run([potop, "import", os.path.join(root, "gpt2-ends", "hf"), "--out", d], capture_output=True, text=True)
+        ends = json.load(open(os.path.join(d, "config.json"))).get("generation") if r.returncode == 0 else None
+        check(ends == {"eos_token_ids": [V - 1]}, f"import keeps the end of text, <|endoftext|> ({ends})")
+        sample = [potop, "sample", "-m", d, "-p", "The quick", "-n", "5", "--temperature", "0", "--json"]
+        r = subprocess.run(sample, capture_output=True, text=True)
+        got = json.loads(r.stdout)["samples"][0] if r.returncode == 0 else {}
+        check(got.get("finish_reason") == "stop" and got.get("text") == "The quick",
+              f"potop sample stops at the end of text, not showing it: {got or r.stderr}")
+        r = subprocess.run(sample + ["--ignore-eos"], capture_output=True, text=True)
+        got = json.loads(r.stdout)["samples"][0] if r.returncode == 0 else {}
+        check(got.get("finish_reason") == "length" and got.get("tokens") == 5 and got.get("text", "").count("<|endoftext|>") == 5,
+              f"potop sample --ignore-eos goes on: {got or r.stderr}")
+        server = subprocess.Popen([potop, "serve", "-m", d, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE, text=True)
+        try:
+            url = None
+            for line in server.stderr:
+                if "listening on " in line:
+                    url = line.split("listening on ")[1].split()[0]
+                    break
+            body = json.dumps({"prompt": "The quick", "max_tokens": 5, "temperature": 0}).encode()
+            req = urllib.request.Request(url + "/v1/completions", body, {"Content-Type": "application/json"})
+            got = json.loads(urllib.request.urlopen(req, timeout=60).read())
+            choice = got["choices"][0]
+            check(choice["finish_reason"] == "stop" and choice["text"] == "",
+                  f"potop serve's completion stops at the end of text: {choice}, usage {got.get('usage')}")
+        except Exception as e:  # noqa: BLE001 - any failure is the check's
+            check(False, f"potop serve's completion at the end of text: {e}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
         # A GGUF import is an ordinary potop model too; a file potop cannot read is refused in one line.
         d = os.path.join(root, "gguf-llama-q4_0", "potop")
         r = subprocess.run([potop, "info", "-m", d], capture_output=True, text=True)
