@@ -143,9 +143,7 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     // GPT-2's makes GPT2Tokenizer (vocab.json and merges.txt) wrong: tokenizer.json's class then.
     const ByteBpeOptions& options = gpt2->options();
     write_file_atomic(dir / "vocab.json", gpt2->vocab_json() + "\n");
-    std::string merges_txt = "#version: 0.2\n";
-    for (const std::string& m : gpt2->merges()) merges_txt += m + "\n";
-    write_file_atomic(dir / "merges.txt", merges_txt);
+    write_file_atomic(dir / "merges.txt", gpt2->merges_txt());
     ojson added = ojson::array(), merges = ojson::array();
     const SpecialTokens specials = gpt2->specials();
     for (const std::string& m : gpt2->merges()) merges.push_back(m);

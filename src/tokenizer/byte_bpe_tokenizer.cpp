@@ -75,7 +75,8 @@ ByteBpeOptions options_from_json(const nlohmann::json& j, const std::string& sou
 
 std::string ByteBpeOptions::gpt2_split_expression() { return kGpt2Split; }
 
-// Every expression compiled once; a matcher per call (ICU's matchers hold their text and state).
+// Every expression compiled once; matchers per encode call (ICU's matchers hold their text and
+// state), one per expression, each reused for every piece of its level.
 struct ByteBpeTokenizer::Splitter {
   std::vector<std::unique_ptr<icu::RegexPattern>> patterns;
   Splitter(const std::vector<std::string>& expressions, const std::string& source) {
@@ -89,28 +90,40 @@ struct ByteBpeTokenizer::Splitter {
     }
   }
 
-  // text[begin, end) split by the expressions from `level` on, each piece handed to `piece`: the
-  // matches and the text between them (Hugging Face's "Isolated"), each seen as a string of its
-  // own (opaque bounds: a look-ahead does not see past the piece).
+  // text split by every expression in turn, each piece handed to `piece` as [begin, end).
   template <class Piece>
-  void split(const icu::UnicodeString& text, int32_t begin, int32_t end, size_t level, std::string_view what,
-             const Piece& piece) const {
+  void split(const icu::UnicodeString& text, std::string_view what, const Piece& piece) const {
+    std::vector<std::unique_ptr<icu::RegexMatcher>> matchers;
+    for (const auto& p : patterns) {
+      UErrorCode status = U_ZERO_ERROR;
+      matchers.emplace_back(p->matcher(text, status));
+      POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot match the split expression: ") + u_errorName(status));
+    }
+    split(matchers, 0, text.length(), 0, what, piece);
+  }
+
+ private:
+  // [begin, end) split by the expressions from `level` on: the matches and the text between them
+  // (Hugging Face's "Isolated"), each seen as a string of its own (region's opaque bounds: a
+  // look-ahead does not see past the piece).
+  template <class Piece>
+  void split(std::vector<std::unique_ptr<icu::RegexMatcher>>& matchers, int32_t begin, int32_t end, size_t level,
+             std::string_view what, const Piece& piece) const {
     if (begin >= end) return;
-    if (level == patterns.size()) return piece(begin, end);
+    if (level == matchers.size()) return piece(begin, end);
+    icu::RegexMatcher& m = *matchers[level];
     UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<icu::RegexMatcher> m(patterns[level]->matcher(text, status));
-    m->region(begin, end, status);
-    POTOP_CHECK(U_SUCCESS(status), std::string("ICU cannot match the split expression: ") + u_errorName(status));
+    m.region(begin, end, status);
     int32_t last = begin;
-    while (m->find(status) && U_SUCCESS(status)) {
-      const int32_t start = m->start(status), stop = m->end(status);
+    while (U_SUCCESS(status) && m.find(status) && U_SUCCESS(status)) {
+      const int32_t start = m.start(status), stop = m.end(status);
       if (start == stop) continue;
-      split(text, last, start, level + 1, what, piece);
-      split(text, start, stop, level + 1, what, piece);
+      split(matchers, last, start, level + 1, what, piece);
+      split(matchers, start, stop, level + 1, what, piece);
       last = stop;
     }
     POTOP_CHECK(U_SUCCESS(status), std::string("ICU failed splitting ") + std::string(what) + ": " + u_errorName(status));
-    split(text, last, end, level + 1, what, piece);
+    split(matchers, last, end, level + 1, what, piece);
   }
 };
 
@@ -261,7 +274,7 @@ std::vector<int> ByteBpeTokenizer::encode(std::string_view text, std::string_vie
   if (text.empty()) return ids;
   const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
   std::string piece;
-  splitter_->split(u, 0, u.length(), 0, what, [&](int32_t begin, int32_t end) {
+  splitter_->split(u, what, [&](int32_t begin, int32_t end) {
     piece.clear();
     u.tempSubStringBetween(begin, end).toUTF8String(piece);
     encode_piece(piece, ids);
@@ -329,11 +342,15 @@ std::string ByteBpeTokenizer::vocab_json() const {
   return vocab + "}";
 }
 
+std::string ByteBpeTokenizer::merges_txt() const {
+  std::string text = "#version: 0.2\n";
+  for (const std::string& m : merges_) text += m + "\n";
+  return text;
+}
+
 void ByteBpeTokenizer::save_files(const std::filesystem::path& dir) const {
   write_file_atomic(dir / "vocab.json", vocab_json() + "\n");
-  std::string merges = "#version: 0.2\n";
-  for (const std::string& m : merges_) merges += m + "\n";
-  write_file_atomic(dir / "merges.txt", merges);
+  write_file_atomic(dir / "merges.txt", merges_txt());
   const std::filesystem::path options = dir / "byte_bpe.json";
   if (options_ == ByteBpeOptions{}) std::filesystem::remove(options);
   else write_file_atomic(options, options_json(options_).dump(2) + "\n");

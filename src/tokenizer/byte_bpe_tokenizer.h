@@ -91,6 +91,8 @@ class ByteBpeTokenizer final : public Tokenizer {
   const ByteBpeOptions& options() const { return options_; }
   // vocab.json's text, {"!":0,...}, in id order (no final newline).
   std::string vocab_json() const;
+  // merges.txt's text: "#version: 0.2", then the merges by rank.
+  std::string merges_txt() const;
   const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }  // as vocab.json spells it
 
  private:
