@@ -15,7 +15,10 @@ Semantics (see src/models/bert/bert.h):
         of its row before the row's length (the key padding mask); padded queries are computed
         like the others (nothing reads them)
   m = h[the positions whose target is >= 0], in row-major order
-  logits = m · wteᵀ + lm_head.bias; loss = mean cross-entropy of the targets over those rows
+  t = LN(f(m · lm_head.transform + b)) with mlm_transform (Hugging Face's BERT), else t = m
+  logits = t · wteᵀ + lm_head.bias; loss = mean cross-entropy of the targets over those rows
+The embeddings take BERT's switches as torch_gpt.GPT's do (+ wtt[0], then LN_e), and every
+LayerNorm the config's norm_eps.
 The vocabulary's last id is [MASK]; nothing here treats it specially.
 
 Needs only torch and numpy (Debian's /usr/bin/python3).
@@ -48,9 +51,9 @@ class Block(nn.Module):
     def __init__(self, c: dict):
         super().__init__()
         self.pre = c["norm"] == "pre"
-        self.ln_1 = torch_gpt.LayerNorm(c["n_embd"], c["bias"])
+        self.ln_1 = torch_gpt.LayerNorm(c["n_embd"], c["bias"], c["norm_eps"])
         self.attn = torch_encoder_decoder.Attention(c, causal=False, cross=False)
-        self.ln_2 = torch_gpt.LayerNorm(c["n_embd"], c["bias"])
+        self.ln_2 = torch_gpt.LayerNorm(c["n_embd"], c["bias"], c["norm_eps"])
         self.mlp = torch_gpt.MLP(c)
 
     def forward(self, x: torch.Tensor, lengths: Optional[torch.Tensor]) -> torch.Tensor:
@@ -62,11 +65,22 @@ class Block(nn.Module):
 
 
 class MaskedLMHead(nn.Module):
-    """The decoder's bias; its weight is wte (tied), so the parameter is named lm_head.bias."""
+    """The decoder's bias (its weight is wte, tied: the parameter is named lm_head.bias) and, with
+    mlm_transform, the dense + activation + LayerNorm before it."""
 
-    def __init__(self, V: int):
+    def __init__(self, c: dict):
         super().__init__()
-        self.bias = nn.Parameter(torch.zeros(V))
+        C = c["n_embd"]
+        self.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+        self.transform = torch_gpt.Linear(C, C, c["bias"]) if c["mlm_transform"] else None  # (in, out), as potop
+        self.ln = torch_gpt.LayerNorm(C, c["bias"], c["norm_eps"]) if c["mlm_transform"] else None
+        self.activation = {"gelu": lambda v: F.gelu(v, approximate="tanh"), "gelu-erf": F.gelu,
+                           "relu": F.relu}[c["activation"]]
+
+    def forward(self, m: torch.Tensor, wte: torch.Tensor) -> torch.Tensor:
+        if self.transform is not None:
+            m = self.ln(self.activation(self.transform(m)))
+        return m @ wte.t() + self.bias
 
 
 class Bert(nn.Module):
@@ -83,10 +97,12 @@ class Bert(nn.Module):
         else:
             self.wpe = None
             self.register_buffer("sinusoid", torch_gpt.sinusoidal_positions(T, C), persistent=False)
+        self.wtt = nn.Embedding(c["token_types"], C) if c["token_types"] > 0 else None
+        self.ln_e = torch_gpt.LayerNorm(C, c["bias"], c["norm_eps"]) if c["embedding_norm"] else None
         self.drop = nn.Dropout(c["dropout"])
         self.h = nn.ModuleList(Block(c) for _ in range(c["n_layer"]))
-        self.ln_f = torch_gpt.LayerNorm(C, c["bias"]) if c["norm"] == "pre" else None
-        self.lm_head = MaskedLMHead(V)
+        self.ln_f = torch_gpt.LayerNorm(C, c["bias"], c["norm_eps"]) if c["norm"] == "pre" else None
+        self.lm_head = MaskedLMHead(c)
 
     def encode(self, tokens: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
         """tokens (B, T), lengths (B) or None (every row full) -> h (B, T, C)."""
@@ -94,7 +110,12 @@ class Bert(nn.Module):
         if T > self.config["block_size"]:
             raise ValueError(f"sequence length {T} exceeds block_size {self.config['block_size']}")
         pos = self.wpe.weight[:T] if self.wpe is not None else self.sinusoid[:T]
-        x = self.drop(self.wte(tokens.long()) + pos)
+        x = self.wte(tokens.long()) + pos
+        if self.wtt is not None:
+            x = x + self.wtt.weight[0]
+        if self.ln_e is not None:
+            x = self.ln_e(x)
+        x = self.drop(x)
         for block in self.h:
             x = block(x, lengths)
         return self.ln_f(x) if self.ln_f is not None else x
@@ -110,7 +131,7 @@ class Bert(nn.Module):
         flat = targets.reshape(-1).long()
         picked = flat >= 0
         m = h.reshape(-1, h.shape[-1])[picked]
-        logits = m @ self.wte.weight.t() + self.lm_head.bias
+        logits = self.lm_head(m, self.wte.weight)
         return h, logits, F.cross_entropy(logits, flat[picked])
 
     def attention(self, layer: int) -> torch.Tensor:

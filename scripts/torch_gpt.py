@@ -52,6 +52,8 @@ DEFAULT_CONFIG = {
     "norm_eps": 1e-5,
     "token_types": 0,
     "embedding_norm": False,
+    "mlm_transform": False,  # a BERT's (torch_bert.py); the GPT has no such head
+    "mask_in_vocab": False,
 }
 
 LAYERNORM_EPS = 1e-5  # kLayerNormEps in src/kernels/layernorm.h

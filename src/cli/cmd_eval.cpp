@@ -141,7 +141,7 @@ int eval_masked_lm(const EvalArgs& a, LoadedModel& m) {
   const int B = a.batch_size, T = config.block_size, W = T - 2;
   const long n = static_cast<long>(text.tokens.size());
   if (n < 1) throw Error(a.data + ": has no token to score");
-  const MaskingRule rule{a.mask_fraction, mask_id(config), kSpecialCount, m.tokenizer->size()};
+  const MaskingRule rule = masking_rule(a.mask_fraction, bert_specials(config, *m.tokenizer), *m.tokenizer);
   announce(m);
   BatchParallel parallel(*m.model, std::min(get_threads(), B));
   std::vector<int> windows(static_cast<size_t>(B) * W), lengths(static_cast<size_t>(B));

@@ -77,6 +77,26 @@ void ParameterFiller::same(const std::string& name, const std::string& foreign) 
   filled_[name] += v.size();
 }
 
+void ParameterFiller::vector_part(const std::string& name, const std::string& foreign, int64_t offset) {
+  const TensorSpec& s = spec(name);
+  POTOP_CHECK(s.shape.size() == 1, name + " is not a vector");
+  const Shape got = shape_of(tensors_, foreign, name);
+  if (got.size() != 1 || offset + got[0] > s.shape[0])
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +
+                ", which does not fit the config's shapes");
+  if (const std::optional<ForeignQuantized> q = tensors_.quantized(foreign)) dequantized_[foreign] = to_string(q->type);
+  const std::vector<float> v = read(foreign, got, name);
+  std::memcpy(params_.values().at(s) + offset, v.data(), v.size() * sizeof(float));
+  filled_[name] += v.size();
+}
+
+void ParameterFiller::zero(const std::string& name, const std::string& note) {
+  const TensorSpec& s = spec(name);
+  std::fill_n(params_.values().at(s), shape_numel(s.shape), 0.0f);
+  filled_[name] = shape_numel(s.shape);
+  notes_.push_back(note);
+}
+
 void ParameterFiller::linear_columns(const std::string& name, const std::string& foreign, int64_t c0,
                                      const std::vector<int64_t>& row_order) {
   const TensorSpec& s = spec(name);

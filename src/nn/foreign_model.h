@@ -106,6 +106,11 @@ class ParameterFiller {
                       const std::vector<int64_t>& row_order = {});
   // A whole (in, out) matrix from nn.Linear's (out, in).
   void linear(const std::string& name, const std::string& foreign) { linear_columns(name, foreign, 0); }
+  // Elements [offset, offset + n) of potop's vector `name` are the foreign vector of n values: a
+  // fused bias (BERT's query, key and value biases in c_attn.bias) filled part by part.
+  void vector_part(const std::string& name, const std::string& foreign, int64_t offset);
+  // potop's `name` has no foreign tensor and stays zero (a head the file lacks); `note` says so.
+  void zero(const std::string& name, const std::string& note);
   // The foreign tensor is read and must equal potop's `name`, already filled (a tied head stored twice).
   void equal(const std::string& name, const std::string& foreign);
   // A foreign tensor potop has no use for (it is not a parameter).

@@ -44,6 +44,10 @@ std::vector<Field> transformer_fields(TransformerConfig& c) {
       {"token-types", "rows of a segment embedding added to every token's (row 0; BERT's 2); 0: none",
        &c.token_types, true},
       {"embedding-norm", "a LayerNorm after the embeddings are summed (BERT's)", &c.embedding_norm, true},
+      {"mlm-transform", "a BERT's masked-LM head: dense + activation + LayerNorm before the decoder (Hugging Face's)",
+       &c.mlm_transform, true},
+      {"mask-in-vocab", "a BERT's [MASK] is the tokenizer's own token (an imported BERT's), not an id after it",
+       &c.mask_in_vocab, true},
   };
 }
 
@@ -73,6 +77,7 @@ std::string describe_shape(const TransformerConfig& c) {
   if (c.norm_eps != 1e-5f) s += ", LayerNorm eps " + nlohmann::json(as_written(c.norm_eps)).dump();
   if (c.token_types > 0) s += ", " + std::to_string(c.token_types) + " segment rows";
   if (c.embedding_norm) s += ", embedding LayerNorm";
+  if (c.mlm_transform) s += ", masked-LM transform";
   return s;
 }
 

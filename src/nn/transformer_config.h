@@ -32,6 +32,11 @@ struct TransformerConfig {
   // LayerNorm after the embedding sum.
   int token_types = 0;
   bool embedding_norm = false;
+  // BERT's masked-LM head (models/bert/bert.h): a transform, dense + activation + LayerNorm,
+  // before the tied decoder (Hugging Face's BertPredictionHeadTransform); and [MASK] the
+  // tokenizer's own token (an imported BERT's 103) rather than the id after its vocabulary.
+  bool mlm_transform = false;
+  bool mask_in_vocab = false;
 
   int head_size() const { return n_embd / n_head; }
   // Throws potop::Error "<source>: <field> <what is wrong>".

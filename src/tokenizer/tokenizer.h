@@ -40,6 +40,7 @@ inline constexpr long kMaxVocabSize = std::numeric_limits<int32_t>::max();
 // (GPT-2's: <|endoftext|> 50256 both begins and ends a text; no <pad>, no <unk>).
 struct SpecialTokens {
   int pad = -1, bos = -1, eos = -1, unk = -1;
+  int mask = -1;  // BERT's [MASK] (a WordPiece vocabulary's); potop's own kinds have none
   bool operator==(const SpecialTokens&) const = default;
 };
 inline constexpr SpecialTokens kPotopSpecials{kPadId, kBosId, kEosId, kUnkId};

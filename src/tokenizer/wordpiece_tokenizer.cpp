@@ -325,9 +325,7 @@ int WordPieceTokenizer::char_count(int id) const {
   return count_char_starts(continued ? std::string_view(t).substr(options_.prefix.size()) : std::string_view(t));
 }
 
-SpecialTokens WordPieceTokenizer::specials() const { return {pad_, cls_, sep_, unk_}; }
-
-int WordPieceTokenizer::mask_id() const { return mask_; }
+SpecialTokens WordPieceTokenizer::specials() const { return {pad_, cls_, sep_, unk_, mask_}; }
 
 uint64_t WordPieceTokenizer::hash() const {
   uint64_t h = fnv1a64("wordpiece");

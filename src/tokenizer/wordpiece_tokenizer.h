@@ -77,8 +77,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string decode_one(int id) const override;
   std::string piece(int id) const override;  // as vocab.txt spells it: "##ing"
   int char_count(int id) const override;     // the piece's characters, without "##"
-  SpecialTokens specials() const override;   // [PAD], [CLS], [SEP], [UNK]
-  int mask_id() const;                       // [MASK], -1 without one
+  SpecialTokens specials() const override;   // [PAD], [CLS], [SEP], [UNK], [MASK]
   uint64_t hash() const override;
   nlohmann::json to_json() const override;  // {"kind": "wordpiece", "tokens", "added", "options"}
   void save_files(const std::filesystem::path& dir) const override;  // vocab.txt, wordpiece.json

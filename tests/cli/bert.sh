@@ -208,6 +208,10 @@ if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then
   bad_run "--mask-fraction 1.5" "--mask-fraction" e7 --data text.txt --tokenizer tok --mask-fraction 1.5 "${S[@]}"
   bad_run "--block-size 2" "--block-size" e8 --data text.txt --tokenizer tok --n-layer 1 --n-head 2 --n-embd 16 --block-size 2
   bad_run "missing --tokenizer" "nodir" e9 --data text.txt --tokenizer nodir "${S[@]}"
+  bad_run "--mask-in-vocab (an imported BERT's)" "--mask-in-vocab" e11 --data text.txt --tokenizer tok --mask-in-vocab "${S[@]}"
+  expect_error "train --mlm-transform (a BERT's head)" 1 strict "--mlm-transform" -- \
+    train --data text.txt --out e12 "${S[@]}" --mlm-transform
+  nothing_written "train --mlm-transform" e12
   "$POTOP" prepare --data text.txt --out prep-char >/dev/null 2>&1 || fail "prepare with a char tokenizer"
   bad_run "a prepared directory of a char tokenizer" "prep-char: a char tokenizer" e10 --data prep-char "${S[@]}"
   expect_error "bert pretrain into a model" 1 strict "--out m" "--force" -- bert pretrain --data text.txt --tokenizer tok --out m

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/profile.h"
 #include "kernels/pool_rows.h"
+#include "models/bert/mlm_transform.h"
 #include "nn/lm_head.h"
 #include "nn/transformer_body.h"
 
@@ -20,6 +21,8 @@ struct BertLayers {
   ActivationPlan body_acts;  // the body's (B·T rows)
   TransformerBody body;
   BufferId picked, d_picked;  // the masked rows of h (M, C), and their gradient
+  std::unique_ptr<MlmTransform> transform;  // with config.mlm_transform
+  BufferId d_transformed;                   // d of its output (M, C)
   std::unique_ptr<TiedLMHead> head;
 };
 
@@ -29,6 +32,10 @@ BertLayers::BertLayers(const BertConfig& c)
   built.acts = ActivationPlan();
   picked = built.acts.keep("masked rows", c.n_embd);
   d_picked = built.acts.scratch("d masked rows", c.n_embd);
+  if (c.mlm_transform) {
+    transform = std::make_unique<MlmTransform>(built, c);
+    d_transformed = built.acts.scratch("d mlm transform output", c.n_embd);
+  }
   const ParamId bias = built.param("lm_head.bias", {c.vocab_size}, TensorInit::zeros(), false);
   head = std::make_unique<TiedLMHead>(built, body.embed.token_table(), c.vocab_size, c.n_embd, bias);
 }
@@ -93,7 +100,8 @@ float Bert::forward(const Batch& batch, const Pass& pass) {
   float* picked = hf.buffer(L.picked);
   gather_rows_forward(picked, output_, masked_.data(), M, config().n_embd);  // m = h[masked]
   picked_ = picked;
-  return L.head->forward(picked, masked_targets_.data(), head_pass_, hf, counted_);  // m·wteᵀ + b; loss
+  head_in_ = L.transform ? L.transform->forward(picked, head_pass_, hf) : picked;  // t = LN(f(m·W + b)), or m
+  return L.head->forward(head_in_, masked_targets_.data(), head_pass_, hf, counted_);  // t·wteᵀ + b; loss
 }
 
 void Bert::backward(float loss_scale) {
@@ -107,13 +115,41 @@ void Bert::backward(float loss_scale) {
   const Frame f{params_, acts_}, hf{params_, head_acts_};
   const int M = static_cast<int>(masked_.size());
   float* d_picked = hf.buffer(L.d_picked);
-  // logits = m·wteᵀ + b, into d m
-  L.head->backward(d_picked, loss_scale, counted_, picked_, masked_targets_.data(), head_pass_, hf);
+  // logits = t·wteᵀ + b, into d t; t = LN(f(m·W + b)) (or m), into d m
+  if (L.transform) {
+    float* d_t = hf.buffer(L.d_transformed);
+    L.head->backward(d_t, loss_scale, counted_, head_in_, masked_targets_.data(), head_pass_, hf);
+    L.transform->backward(d_picked, d_t, picked_, head_pass_, hf);
+  } else {
+    L.head->backward(d_picked, loss_scale, counted_, picked_, masked_targets_.data(), head_pass_, hf);
+  }
   // m = h[masked], into d h (zero at the rows no head read)
   gather_rows_backward(L.body.blocks.output_grad(f), d_picked, masked_.data(), M, config().n_embd, last_.rows(),
                        GradStore::kOverwrite);
   // h = blocks(dropout(wte[x] + wpe))
   L.body.backward(tokens_, input_, last_, f);
+}
+
+BertSpecials bert_specials(const BertConfig& config, const Tokenizer& tokenizer) {
+  const SpecialTokens t = tokenizer.specials();
+  BertSpecials s;
+  s.pad = t.pad >= 0 ? t.pad : kPadId, s.unk = t.unk;
+  s.cls = t.bos >= 0 ? t.bos : kBosId, s.sep = t.eos >= 0 ? t.eos : kEosId;
+  if (config.mask_in_vocab) {
+    if (t.mask < 0) throw Error("the model's [MASK] is its tokenizer's (mask_in_vocab), and its " + tokenizer.kind() +
+                                " tokenizer has none");
+    s.mask = t.mask;
+  } else {
+    s.mask = config.vocab_size - 1;
+    s.first_ordinary = kSpecialCount;  // potop's tokenizers: <pad> <bos> <eos> <unk> first
+  }
+  return s;
+}
+
+MaskingRule masking_rule(double fraction, const BertSpecials& s, const Tokenizer& tokenizer) {
+  MaskingRule rule{fraction, s.mask, s.first_ordinary, tokenizer.size()};
+  rule.cls_id = s.cls, rule.sep_id = s.sep, rule.pad_id = s.pad;
+  return rule;
 }
 
 const float* Bert::logits() const { return layers_->head->logits(head_acts_); }

@@ -10,30 +10,47 @@
 //            original tokens at the masked positions
 //
 // The head reads only the masked positions (fairseq's RoBERTa does the same): 15% of the rows, so
-// the (M, V) logits cost a seventh of scoring every position. Hugging Face's BERT puts a dense +
-// GELU + LayerNorm "transform" before its decoder; ours is the tied decoder and its bias alone.
+// the (M, V) logits cost a seventh of scoring every position. With mlm_transform (Hugging Face's
+// BERT, and every imported one) a dense + activation + LayerNorm transform (mlm_transform.h)
+// comes before the decoder: logits = LN(f(m·W + b))·wteᵀ + b; without it, the tied decoder and
+// its bias alone.
 //
-// Ids: the tokenizer's specials serve as BERT's — [PAD] = <pad>, [CLS] = <bos>, [SEP] = <eos>,
-// [UNK] = <unk> — and [MASK] is one id past the tokenizer's vocabulary: vocab_size =
-// tokenizer.size() + 1. Parameter names are the GPT's (GPT-2's) plus lm_head.bias, so a classifier
-// starts from a BERT's body exactly as from a GPT's.
+// Ids (bert_specials): the tokenizer's specials serve as BERT's — [PAD] = <pad>, [CLS] = <bos>,
+// [SEP] = <eos>, [UNK] = <unk> (BERT's vocab.txt: 0, 101, 102, 100) — and [MASK] is one id past a
+// potop tokenizer's vocabulary (vocab_size = tokenizer.size() + 1), or with mask_in_vocab the
+// tokenizer's own [MASK] (BERT's 103). Parameter names are the GPT's (GPT-2's) plus lm_head.*, so
+// a classifier starts from a BERT's body exactly as from a GPT's.
 #pragma once
 #include <memory>
 #include <vector>
 
+#include "models/bert/masking.h"
 #include "nn/transformer_config.h"
 #include "nn/layer.h"
 #include "nn/layered_model.h"
 #include "nn/model.h"
 #include "nn/tasks.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop {
 
 // A BERT's shape is a GPT's: the same fields, flags and JSON (the kind, "bert", tells them apart).
 using BertConfig = TransformerConfig;
 
-// [MASK]: the last id of the model's vocabulary.
-inline int mask_id(const BertConfig& config) { return config.vocab_size - 1; }
+// A BERT's special ids with its tokenizer. first_ordinary: the first id a masked position may be
+// filled with or replaced by (potop's tokenizers: after their 4 specials; a foreign vocabulary's
+// specials are scattered, so 0 and `special` tells them apart).
+struct BertSpecials {
+  int cls = -1, sep = -1, mask = -1, pad = -1, unk = -1, first_ordinary = 0;
+  bool special(int id) const { return id == cls || id == sep || id == mask || id == pad || id == unk; }
+};
+// Error naming the tokenizer when it lacks what the config needs ([MASK] with mask_in_vocab,
+// [CLS] and [SEP]).
+BertSpecials bert_specials(const BertConfig& config, const Tokenizer& tokenizer);
+// BERT's masking (masking.h) of `fraction` of a row's tokens with these ids: random replacements
+// drawn from first_ordinary to the end of the tokenizer's vocabulary (as Hugging Face's collator,
+// the whole of a foreign one).
+MaskingRule masking_rule(double fraction, const BertSpecials& s, const Tokenizer& tokenizer);
 
 struct BertLayers;  // the architecture (bert.cpp)
 
@@ -88,7 +105,7 @@ class Bert final : public LayeredModel<Bert, BertLayers>, public MaskedLM, publi
   Activations acts_, head_acts_;  // the body's B·T rows; the head's M rows
   LayerPass last_{}, head_pass_{};
   const int* tokens_ = nullptr;
-  const float *input_ = nullptr, *output_ = nullptr, *picked_ = nullptr;
+  const float *input_ = nullptr, *output_ = nullptr, *picked_ = nullptr, *head_in_ = nullptr;
   std::vector<int> masked_, masked_targets_;
   bool has_forward_ = false;
   std::vector<float> attention_map_, attention_scratch_;

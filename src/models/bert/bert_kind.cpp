@@ -1,5 +1,6 @@
 #include "models/bert/bert_kind.h"
 
+#include "models/bert/bert_hf_import.h"
 #include "models/bert/bert_trainer.h"
 
 namespace potop {
@@ -24,8 +25,11 @@ const ModelKind& bert_kind() {
       .hint = "it fills in [MASK] with potop bert fill, and is fine-tuned with potop classify train --init-from",
       .trainer = "potop bert pretrain",
       .describe = describe_bert,
-      .extra_ids = [](const nlohmann::json&) { return 1; },  // [MASK]
+      // [MASK] after the tokenizer's vocabulary, unless it is the tokenizer's own (an imported BERT's)
+      .extra_ids = [](const nlohmann::json& j) { return j.value("mask_in_vocab", false) ? 0 : 1; },
       .lends_body = true,
+      .hf_architectures = {"BertForMaskedLM", "BertModel"},
+      .import_hf = import_bert_hf,
   });
   return kind;
 }

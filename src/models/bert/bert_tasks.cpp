@@ -13,10 +13,11 @@ std::vector<float> Bert::embed(const Tokenizer& tokenizer, const std::string& te
                                int* tokens) {
   const BertConfig& c = config();
   if (text.empty()) throw Error(field + " is empty");
-  std::vector<int> ids{kBosId};  // [CLS]
+  const BertSpecials s = bert_specials(c, tokenizer);
+  std::vector<int> ids{s.cls};
   const std::vector<int> words = tokenizer.encode(text, field, Unknown::kReplace, nullptr);
   ids.insert(ids.end(), words.begin(), words.end());
-  ids.push_back(kEosId);  // [SEP]
+  ids.push_back(s.sep);
   const int T = static_cast<int>(ids.size());
   if (T > c.block_size)
     throw Error(field + " is " + std::to_string(T) + " tokens with [CLS] and [SEP], " +
@@ -52,9 +53,10 @@ void Bert::attend(const std::vector<int>& ids) {
 }
 
 std::string Bert::axis_label(const Tokenizer& tokenizer, int id) const {
-  if (id == kBosId) return "[CLS]";  // [CLS] and [SEP] decode to nothing: named as BERT does
-  if (id == kEosId) return "[SEP]";
-  return id == mask_id(config()) ? std::string(kMaskText) : token_label(tokenizer, id);
+  const BertSpecials s = bert_specials(config(), tokenizer);
+  if (id == s.cls) return "[CLS]";  // [CLS] and [SEP] decode to nothing: named as BERT does
+  if (id == s.sep) return "[SEP]";
+  return id == s.mask ? std::string(kMaskText) : token_label(tokenizer, id);
 }
 
 }  // namespace potop

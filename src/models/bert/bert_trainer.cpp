@@ -35,6 +35,9 @@ RunResult train_bert(const BertOptions& requested, std::FILE* log, const RunCont
   check_specials(tokenizer, options.tokenizer.empty() ? options.data : "--tokenizer " + options.tokenizer);
   const BertConfig config = options.model_config(tokenizer.size() + 1);  // + [MASK]
   config.validate("model");
+  if (config.mask_in_vocab)
+    throw Error("--mask-in-vocab: an imported BERT's vocabulary holds its [MASK]; potop bert pretrain puts [MASK] "
+                "after its tokenizer's vocabulary");
   kit.check_config(config, transformer_fields);
   const int B = options.batch_size, T = config.block_size;
   Bert& model = kit.build<Bert>(config, {B, T}, [&](Bert& m) {
@@ -42,7 +45,7 @@ RunResult train_bert(const BertOptions& requested, std::FILE* log, const RunCont
     if (!options.init_embeddings.empty()) start_embeddings(m.parameters(), tokenizer, options.init_embeddings, log);
   });
   kit.parallel().reserve({B, T});
-  const MaskingRule rule{options.mask_fraction, mask_id(config), kSpecialCount, tokenizer.size()};
+  const MaskingRule rule = masking_rule(options.mask_fraction, bert_specials(config, tokenizer), tokenizer);
   MaskedBatches batches(kit, data.corpus.train(), data.corpus.val(), B, T, options, rule);
 
   std::fprintf(log, "%s\n", data.summary.c_str());

@@ -23,7 +23,8 @@ void append_text(std::vector<int>& ids, const Tokenizer& tokenizer, std::string_
 
 std::vector<int> bert_input_ids(const Tokenizer& tokenizer, const BertConfig& config, std::string_view prompt,
                                 std::vector<int>& mask_positions) {
-  std::vector<int> ids{kBosId};  // [CLS]
+  const BertSpecials s = bert_specials(config, tokenizer);
+  std::vector<int> ids{s.cls};
   mask_positions.clear();
   size_t at = 0;
   for (size_t next; (next = prompt.find(kMaskText, at)) != std::string_view::npos; at = next + kMaskText.size()) {
@@ -33,10 +34,10 @@ std::vector<int> bert_input_ids(const Tokenizer& tokenizer, const BertConfig& co
       while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
     append_text(ids, tokenizer, before);
     mask_positions.push_back(static_cast<int>(ids.size()));
-    ids.push_back(mask_id(config));
+    ids.push_back(s.mask);
   }
   append_text(ids, tokenizer, prompt.substr(at));
-  ids.push_back(kEosId);  // [SEP]
+  ids.push_back(s.sep);
   if (static_cast<int>(ids.size()) > config.block_size)
     throw Error("the prompt is " + std::to_string(ids.size()) + " tokens with [CLS] and [SEP], longer than the model's "
                 "block of " + std::to_string(config.block_size) + "; shorten it");
@@ -52,6 +53,11 @@ std::vector<std::vector<FillCandidate>> Bert::fill_mask(const Tokenizer& tokeniz
   std::vector<int> masks;
   const std::vector<int> ids = bert_input_ids(tokenizer, config, prompt, masks);
   const int T = static_cast<int>(ids.size()), V = config.vocab_size;
+  const BertSpecials s = bert_specials(config, tokenizer);
+  // The candidates: the tokenizer's ordinary tokens (never a special one, nor [MASK]).
+  std::vector<int> candidates;
+  for (int v = s.first_ordinary; v < tokenizer.size(); ++v)
+    if (!s.special(v)) candidates.push_back(v);
   // Every mask is a target, so the head scores exactly those rows; the target's value is unused.
   std::vector<int> targets(ids.size(), -1);
   for (const int p : masks) targets[size_t(p)] = 0;
@@ -63,12 +69,12 @@ std::vector<std::vector<FillCandidate>> Bert::fill_mask(const Tokenizer& tokeniz
   std::vector<std::vector<FillCandidate>> out;
   for (size_t m = 0; m < masks.size(); ++m) {
     const float* l = logits + m * V;
-    // softmax over the tokenizer's ordinary tokens: specials and [MASK] are never a fill
-    const float top = *std::max_element(l + kSpecialCount, l + tokenizer.size());
+    // softmax over the candidates
+    float top = l[candidates[0]];
+    for (const int v : candidates) top = std::max(top, l[v]);
     double z = 0;
-    for (int v = kSpecialCount; v < tokenizer.size(); ++v) z += std::exp(double(l[v]) - top);
-    std::vector<int> order(static_cast<size_t>(tokenizer.size() - kSpecialCount));
-    std::iota(order.begin(), order.end(), kSpecialCount);
+    for (const int v : candidates) z += std::exp(double(l[v]) - top);
+    std::vector<int> order = candidates;
     const int k = std::min<int>(top_k, int(order.size()));
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return l[a] > l[b]; });
     std::vector<FillCandidate> fills;

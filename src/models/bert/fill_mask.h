@@ -21,6 +21,6 @@ std::vector<int> bert_input_ids(const Tokenizer& tokenizer, const BertConfig& co
 
 // Bert::fill_mask (the MaskedLM task, nn/tasks.h) gives, for each [MASK] of the prompt (one at
 // least, or an Error), in order, the top_k fills by probability (special tokens and [MASK] itself
-// excluded).
+// excluded: the softmax is over the rest).
 
 }  // namespace potop

@@ -13,16 +13,16 @@ namespace potop {
 
 Batch MaskedRows::fill(const int* windows, const int* window_lengths, int B, int T, const MaskingRule& rule, Rng& rng) {
   const int W = T - 2;
-  tokens.assign(size_t(B) * T, kPadId);
+  tokens.assign(size_t(B) * T, rule.pad_id);
   targets.assign(size_t(B) * T, -1);
   lengths.resize(size_t(B));
   for (int b = 0; b < B; ++b) {
     const int n = window_lengths ? window_lengths[b] : W;
     POTOP_CHECK(n >= 1 && n <= W, "MaskedRows: a window of no token, or longer than T - 2");
     int* row = tokens.data() + size_t(b) * T;
-    row[0] = kBosId;  // [CLS]
+    row[0] = rule.cls_id;
     std::copy_n(windows + size_t(b) * W, n, row + 1);
-    row[n + 1] = kEosId;  // [SEP]
+    row[n + 1] = rule.sep_id;
     lengths[size_t(b)] = n + 2;
     mask_tokens({row, size_t(T)}, {targets.data() + size_t(b) * T, size_t(T)}, 1, n + 1, rule, rng);
   }

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "core/rng.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop {
 
@@ -15,6 +16,8 @@ struct MaskingRule {
   int mask_id = -1;        // [MASK]
   int first_random = 0;    // random replacements are drawn from [first_random, vocab_end): the
   int vocab_end = 0;       // tokenizer's ordinary tokens, never a special one
+  // The row around the text (masked_batches.h): [CLS] text [SEP], then [PAD]s.
+  int cls_id = kBosId, sep_id = kEosId, pad_id = kPadId;
 };
 
 // How many of n maskable tokens are chosen: round(fraction · n), at least 1 (0 when n is 0).

@@ -22,8 +22,8 @@ EncodedTexts encode_texts(const ClassifierConfig& config, const Tokenizer& token
     if (ids.empty()) throw Error(what + ": text " + std::to_string(i + 1) + " gives no token");
     if (ids.size() > room) ids.resize(room), ++out.truncated;
     if (config.cls_sep) {
-      ids.insert(ids.begin(), kBosId);  // [CLS]
-      ids.push_back(kEosId);            // [SEP]
+      ids.insert(ids.begin(), tokenizer.specials().bos);  // [CLS]
+      ids.push_back(tokenizer.specials().eos);            // [SEP]
     }
     out.rows.push_back(std::move(ids));
   }

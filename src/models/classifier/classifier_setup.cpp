@@ -19,6 +19,7 @@ InitBody load_init_body(const std::string& dir) {
   for (const auto& [key, value] : init.model.config.items())
     if (all.contains(key)) body[key] = value;
   update_from_json(init.config, body, "--init-from " + dir);
+  init.config.mlm_transform = init.config.mask_in_vocab = false;  // a BERT's head, not its body
   init.causal = init.model.kind->can(Task::kCausalLM);
   return init;
 }
@@ -26,6 +27,9 @@ InitBody load_init_body(const std::string& dir) {
 ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector<std::string>& given,
                                    const InitBody* init, const Tokenizer& tokenizer, std::vector<std::string> labels) {
   ClassifierConfig c = o.model;
+  if (c.body.mlm_transform || c.body.mask_in_vocab)
+    throw Error(std::string("--") + (c.body.mlm_transform ? "mlm-transform" : "mask-in-vocab") +
+                ": a BERT's masked-LM head; a classifier's head is classifier.weight");
   if (init) {
     TransformerConfig body = init->config, asked = o.model.body;
     const std::vector<Field> have = transformer_fields(body), want = transformer_fields(asked);
@@ -42,7 +46,8 @@ ClassifierConfig classifier_config(const ClassifierOptions& o, const std::vector
   } else {
     c.body.vocab_size = tokenizer.size();
   }
-  c.cls_sep = !c.causal && tokenizer.specials() == kPotopSpecials;  // <bos> text <eos> (char has none)
+  // [CLS] text [SEP]: the tokenizer's <bos> and <eos> (BERT's vocab.txt: [CLS] 101, [SEP] 102; char has none)
+  c.cls_sep = !c.causal && tokenizer.specials().bos >= 0 && tokenizer.specials().eos >= 0;
   if (c.pooling == Pooling::kAuto) c.pooling = c.cls_sep ? Pooling::kCls : c.causal ? Pooling::kLast : Pooling::kMean;
   if (c.pooling == Pooling::kCls && !c.cls_sep)
     throw Error("--pooling cls: the " + tokenizer.kind() + " tokenizer has no <bos> to serve as [CLS]; use --pooling mean");

@@ -43,8 +43,8 @@ std::string Classifier::axis_label(const Tokenizer& tokenizer, int id) const {
 }
 
 std::string classifier_token_text(const ClassifierConfig& c, const Tokenizer& tokenizer, int id) {
-  if (c.cls_sep && id == kBosId) return "[CLS]";
-  if (c.cls_sep && id == kEosId) return "[SEP]";
+  if (c.cls_sep && id == tokenizer.specials().bos) return "[CLS]";
+  if (c.cls_sep && id == tokenizer.specials().eos) return "[SEP]";
   return token_label(tokenizer, id);
 }
 

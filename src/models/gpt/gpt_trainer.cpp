@@ -28,6 +28,9 @@ RunResult train_gpt(const GptOptions& requested, std::FILE* log, const RunContro
   });
   const GPTConfig config = options.model_config(data.tokenizer->size());
   config.validate("model");
+  if (config.mlm_transform || config.mask_in_vocab)
+    throw Error(std::string("--") + (config.mlm_transform ? "mlm-transform" : "mask-in-vocab") +
+                ": a BERT's masked-LM head (potop bert pretrain); the GPT predicts every next token with its tied head");
   kit.check_config(config, gpt_fields);
   const int B = options.batch_size, T = config.block_size;
   GPT& model = kit.build<GPT>(config, {B, T}, [&](GPT& m) {

@@ -57,7 +57,7 @@ struct MaskedBatch {
     Rng rng(seed);
     std::vector<int> windows(size_t(B) * (T - 2));
     for (int& t : windows) t = kSpecialCount + static_cast<int>(rng.below(uint64_t(c.vocab_size - 1 - kSpecialCount)));
-    const MaskingRule rule{fraction, mask_id(c), kSpecialCount, c.vocab_size - 1};
+    const MaskingRule rule{fraction, c.vocab_size - 1 /* [MASK] */, kSpecialCount, c.vocab_size - 1};
     batch = rows.fill(windows.data(), window_lengths.data(), B, T, rule, rng);
   }
 };
@@ -68,11 +68,18 @@ std::vector<float> copy_of(const float* p, size_t n) { return {p, p + n}; }
 // spin for long on a loaded machine).
 TEST(Bert, GradientsMatchFiniteDifferences) {
   const testing::ScopedThreads one_thread(1);
-  const BertConfig c = tiny_config();
-  for (NormPlacement norm : {NormPlacement::kPre, NormPlacement::kPost}) {
-    SCOPED_TRACE(to_string(norm));
-    BertConfig config = c;
-    config.norm = norm;
+  // Pre-LN, post-LN, and Hugging Face's BERT: post-LN, erf GELU, the segment table, the embedding
+  // LayerNorm and the masked-LM head's transform.
+  for (const int variant : {0, 1, 2}) {
+    BertConfig config = tiny_config();
+    config.norm = variant == 0 ? NormPlacement::kPre : NormPlacement::kPost;
+    if (variant == 2) {
+      config.activation = Activation::kGeluErf;
+      config.token_types = 2;
+      config.embedding_norm = true;
+      config.mlm_transform = true;
+    }
+    SCOPED_TRACE(describe_shape(config));
     Bert model(config);
     randomise(model, 3);
     const MaskedBatch data(config, 3, 8, {6, 3, 1}, 5);
@@ -193,7 +200,7 @@ TEST(Bert, TinyBertLearnsToFillACountingPattern) {
   c.n_embd = 32;
   c.dropout = 0.0f;
   const int B = 16, T = c.block_size, W = T - 2;
-  const MaskingRule rule{0.15, mask_id(c), kSpecialCount, kSpecialCount + kCycle};
+  const MaskingRule rule{0.15, c.vocab_size - 1 /* [MASK] */, kSpecialCount, kSpecialCount + kCycle};
   Bert model(c);
   model.init_weights(5);
   BatchParallel one(model, 1);

@@ -97,7 +97,7 @@ void run_case(const Case& c) {
   init_model(model, 42);
 
   // Windows of ordinary tokens; 30% masked, so that every row, the shortest too, has targets.
-  const MaskingRule rule{0.3, mask_id(config), kSpecialCount, V - 1};
+  const MaskingRule rule{0.3, config.vocab_size - 1 /* [MASK] */, kSpecialCount, V - 1};
   Rng rng(7);
   std::vector<int> windows(size_t(B) * W);
   for (int& t : windows) t = kSpecialCount + static_cast<int>(rng.below(uint64_t(V - 1 - kSpecialCount)));
@@ -108,7 +108,7 @@ void run_case(const Case& c) {
   int padded = 0, masks = 0, kept = 0;
   for (int b = 0; b < B; ++b) padded += one.lengths[b] < T;
   for (int i = 0; i < B * T; ++i)
-    if (one.targets[i] >= 0) (one.tokens[i] == mask_id(config) ? masks : kept) += 1;
+    if (one.targets[i] >= 0) (one.tokens[i] == config.vocab_size - 1 /* [MASK] */ ? masks : kept) += 1;
   EXPECT_GT(padded, 0);
   EXPECT_GT(masks, 0);
   EXPECT_GT(kept, 0) << "no random or kept position in the batch";
@@ -263,6 +263,21 @@ TEST(BertParity, PreLnReluNoBiasNoClip) {
   c.grad_clip = 0.0;
   c.beta1 = 0.8;
   c.beta2 = 0.99;
+  run_case(c);
+}
+
+// Hugging Face's BERT: post-LN, exact GELU, eps 1e-12, the segment table and the embedding
+// LayerNorm, and the masked-LM head's dense + GELU + LayerNorm transform (what potop import makes of
+// a BertForMaskedLM).
+TEST(BertParity, HuggingFaceShapePostLnErfTransform) {
+  Case c{"hf_shape", small_config()};
+  c.config.norm = NormPlacement::kPost;
+  c.config.activation = Activation::kGeluErf;
+  c.config.norm_eps = 1e-12f;
+  c.config.token_types = 2;
+  c.config.embedding_norm = true;
+  c.config.mlm_transform = true;
+  c.window_lengths = {12, 5, 8, 12};
   run_case(c);
 }
 

@@ -83,8 +83,7 @@ TEST(WordPiece, DecodesAsHuggingFacesDecoder) {
   EXPECT_EQ(t.char_count(7), 1);  // "##s"
   EXPECT_EQ(t.char_count(2), 0);
   EXPECT_EQ(t.piece(11), "##aff");
-  EXPECT_EQ(t.specials(), (SpecialTokens{0, 2, 3, 1}));
-  EXPECT_EQ(t.mask_id(), 4);
+  EXPECT_EQ(t.specials(), (SpecialTokens{0, 2, 3, 1, 4}));  // [MASK] 4
   EXPECT_THROW(t.decode(std::vector<int>{22}), Error);
 }
 
