@@ -61,6 +61,13 @@ inline float gelu_erf_grad(float x) {
 
 inline float relu(float x) { return x > 0.0f ? x : 0.0f; }
 
+// 1 - tanh²(x) as 1 / cosh²(x): relatively exact in the tails, where 1 - t² would cancel to 0
+// (cosh overflows to inf past |x| ≈ 44, and the gradient to its limit, 0).
+inline float tanh_grad(float x) {
+  const float c = std::cosh(x);
+  return 1.0f / (c * c);
+}
+
 // dinp (n) += grad(dout, inp), or = with kAdd false: one function per store, every argument by
 // value (see with_store in grad_store.h).
 template <bool kAdd, class G>
@@ -133,6 +140,9 @@ void bias_gelu_erf_forward(float* out, float* pre, const float* bias, int N, int
 void bias_relu_forward(float* out, float* pre, const float* bias, int N, int OC) {
   bias_activation_forward(out, pre, bias, N, OC, [](float x) { return relu(x); });
 }
+void bias_tanh_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  bias_activation_forward(out, pre, bias, N, OC, [](float x) { return std::tanh(x); });
+}
 void bias_gelu_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
                         GradStore store) {
   // forward: out = gelu(pre), pre = in·W + bias
@@ -148,6 +158,12 @@ void bias_relu_backward(float* dpre, float* dbias, const float* dout, const floa
                         GradStore store) {
   // forward: out = max(0, pre), pre = in·W + bias
   bias_activation_backward(dpre, dbias, dout, pre, N, OC, store, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
+}
+
+void bias_tanh_backward(float* dpre, float* dbias, const float* dout, const float* pre, int N, int OC,
+                        GradStore store) {
+  // forward: out = tanh(pre), pre = in·W + bias
+  bias_activation_backward(dpre, dbias, dout, pre, N, OC, store, [](float d, float x) { return d * tanh_grad(x); });
 }
 
 void gelu_forward(float* out, const float* inp, size_t n) {
@@ -195,6 +211,21 @@ void relu_backward(float* dinp, const float* dout, const float* inp, size_t n, G
               "relu_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
   with_store(store, [&](auto add) {
     elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return x > 0.0f ? d : 0.0f; });
+  });
+}
+
+void tanh_forward(float* out, const float* inp, size_t n) {
+  // out (n), inp (n); out may alias inp
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (size_t i = 0; i < n; ++i) out[i] = std::tanh(inp[i]);
+}
+
+void tanh_backward(float* dinp, const float* dout, const float* inp, size_t n, GradStore store) {
+  // dinp (n), dout (n), inp (n); dinp may be dout with kOverwrite
+  POTOP_CHECK(dinp == dout ? store == GradStore::kOverwrite : !overlap(dinp, dout, n),
+              "tanh_backward: dinp may share memory with dout only as the same buffer, with kOverwrite");
+  with_store(store, [&](auto add) {
+    elementwise_backward<add>(dinp, dout, inp, n, [](float d, float x) { return d * tanh_grad(x); });
   });
 }
 

@@ -113,6 +113,8 @@ class ParameterFiller {
   void zero(const std::string& name, const std::string& note);
   // The foreign tensor is read and must equal potop's `name`, already filled (a tied head stored twice).
   void equal(const std::string& name, const std::string& foreign);
+  // Whether potop's model has a parameter `name` (an optional part: BERT's pooler).
+  bool wants(const std::string& name) const { return params_.layout().find(name) != nullptr; }
   // A foreign tensor potop has no use for (it is not a parameter).
   void ignore(const std::string& foreign) { read_.insert(foreign); }
   // Errors: a parameter not filled, or a foreign tensor not read ("<file>: tensor X is not one

@@ -10,11 +10,14 @@ spread so that each matters) with a vocab.txt whose specials sit where BERT's do
     cls.predictions.decoder.weight/.bias stored beside the tied embeddings and the bias, the
     position_ids buffer, exact GELU (hidden_act "gelu") and layer_norm_eps 1e-12;
   - BertModel, BF16, no prefix, two shards, old LayerNorm.gamma/beta names, the pooler, gelu_new
-    and three segment rows: no head, so its fills are softmax(h · wteᵀ).
+    and three segment rows: no head, so its fills are softmax(h · wteᵀ);
+  - BertForSequenceClassification, F16, three classes whose id2label is not in sorted order: its
+    pooler (tanh of a dense layer on [CLS]) and classifier, whose class probabilities
+    `potop classify predict --json` must give.
 `potop import` makes each a potop BERT, and `potop bert fill --json` must give, for every [MASK],
 the ids and probabilities of the PyTorch forward on the stored weights (softmax over the vocabulary
-but its special tokens). Then eval and attention run on the imported model, and configs potop's
-BERT would compute differently are refused in one line with nothing written.
+but its special tokens). Then eval and attention run on the imported model, classify train --init-from fine-tunes it, and
+configs potop's BERT would compute differently are refused in one line with nothing written.
 Without torch it exits 77 (a skip; a failure with POTOP_STRICT_SKIPS=1).
 """
 import json
@@ -64,9 +67,11 @@ def bert_state(rng, C, L, V, T, types, prefix, head):
     return {k: np.asarray(v, np.float32) for k, v in s.items()}
 
 
-def bert_fill_probabilities(cfg, w, ids, prefix, head, specials):
-    """The probabilities of every ordinary token at every position: BERT's forward as modeling_bert
-    computes it, read from Hugging Face's names (w: float64 arrays of the stored values)."""
+def bert_forward(cfg, w, ids, prefix, head, specials):
+    """BERT's forward as modeling_bert computes it, read from Hugging Face's names (w: float64
+    arrays of the stored values): with head "mlm" or None, the probabilities of every ordinary token
+    at every position (None: softmax(h · wteᵀ), a BertModel's); with "classify", the class
+    probabilities of BertForSequenceClassification (its pooler on [CLS], then classifier)."""
     import torch
     import torch.nn.functional as F
     t = {k: torch.tensor(v, dtype=torch.float64) for k, v in w.items()}
@@ -96,6 +101,9 @@ def bert_fill_probabilities(cfg, w, ids, prefix, head, specials):
         ctx = (att @ v).transpose(0, 1).reshape(n, C)
         x = ln(x + linear(ctx, p + "attention.output.dense"), p + "attention.output.LayerNorm")
         x = ln(x + linear(act(linear(x, p + "intermediate.dense")), p + "output.dense"), p + "output.LayerNorm")
+    if head == "classify":
+        pooled = torch.tanh(linear(x[0], prefix + "pooler.dense"))
+        return torch.softmax(linear(pooled, "classifier"), dim=-1).numpy()
     if head:
         x = ln(act(linear(x, "cls.predictions.transform.dense")), "cls.predictions.transform.LayerNorm")
         logits = x @ t[e + "word_embeddings.weight"].T + t["cls.predictions.bias"]
@@ -191,7 +199,7 @@ def main():
                 words = prompt.split()
                 # bert-base-uncased's normalizer strips accents: "oleńka" is the vocabulary's "olenka"
                 ids = [vocab.index("[CLS]")] + [vocab.index(w.replace("ń", "n")) for w in words] + [vocab.index("[SEP]")]
-                probs = bert_fill_probabilities(cfg, weights, ids, prefix, head, specials)
+                probs = bert_forward(cfg, weights, ids, prefix, "mlm" if head else None, specials)
                 masks = [i for i, i_id in enumerate(ids) if i_id == vocab.index("[MASK]")]
                 err, same = 0.0, len(fills) == len(masks)
                 for fill, at in zip(fills, masks):
@@ -230,6 +238,44 @@ def main():
                            capture_output=True, text=True)
         check(r.returncode == 0 and ("horse" in r.stdout or "sword" in r.stdout),
               f"classify predict with it: {(r.stdout + r.stderr).strip()[-200:]}")
+
+        # BertForSequenceClassification: its pooler and classifier, classes from id2label (not sorted).
+        labels = ["positive", "negative", "neutral"]
+        cfg = dict(mlm_cfg, architectures=["BertForSequenceClassification"],
+                   id2label={str(i): l for i, l in enumerate(labels)}, label2id={l: i for i, l in enumerate(labels)})
+        state = bert_state(rng, C, L, V, T, 2, "bert.", head=False)
+        state["bert.pooler.dense.weight"] = rng.normal(0, 0.3, (C, C)).astype(np.float32)
+        state["bert.pooler.dense.bias"] = rng.normal(0, 0.1, C).astype(np.float32)
+        state["classifier.weight"] = rng.normal(0, 0.5, (3, C)).astype(np.float32)
+        state["classifier.bias"] = rng.normal(0, 0.1, 3).astype(np.float32)
+        d = os.path.join(root, "classify")
+        write_dir(os.path.join(d, "hf"), cfg, state, "F16")
+        r = potop_run("import", os.path.join(d, "hf"), "--out", os.path.join(d, "potop"))
+        check(r.returncode == 0, f"BertForSequenceClassification: potop import ({(r.stdout + r.stderr).strip()[-200:]})")
+        texts = ["the quick brown fox .", "pan kmicic went over the horse !", "she said , and it was night ."]
+        r = subprocess.run([potop, "classify", "predict", "-m", os.path.join(d, "potop"), "--json"],
+                           input="\n".join(texts) + "\n", capture_output=True, text=True)
+        weights = {k: stored(v, "F16") for k, v in state.items()}
+        err, same = 1.0, False
+        if r.returncode == 0:
+            got = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+            err, same = 0.0, len(got) == len(texts)
+            for text, g in zip(texts, got):
+                ids = [vocab.index("[CLS]")] + [vocab.index(w) for w in text.split()] + [vocab.index("[SEP]")]
+                want = bert_forward(cfg, weights, ids, "bert.", "classify", specials)
+                same = same and g["label"] == labels[int(np.argmax(want))]
+                err = max(err, max(abs(g["probabilities"][l] - want[i]) for i, l in enumerate(labels)))
+        check(r.returncode == 0 and same and err < 2e-5,
+              f"classify predict gives the class probabilities of PyTorch's BertForSequenceClassification "
+              f"(max |diff| {err:.1e}; {(r.stdout + r.stderr).strip()[-200:]})")
+        r = potop_run("info", "-m", os.path.join(d, "potop"))
+        check(r.returncode == 0 and "positive, negative, neutral" in r.stdout,
+              f"its classes are id2label's, in id order: {r.stdout.strip()[-200:]}")
+        d = os.path.join(root, "refuse-problem_type")
+        write_dir(os.path.join(d, "hf"), dict(cfg, problem_type="regression"), state, "F32")
+        r = potop_run("import", os.path.join(d, "hf"), "--out", os.path.join(d, "potop"))
+        check(r.returncode != 0 and "problem_type" in r.stderr and not os.path.exists(os.path.join(d, "potop")),
+              f"problem_type regression refused: {r.stderr.strip()}")
 
         # What potop's BERT would compute differently: one line naming the field, nothing written.
         state = bert_state(rng, C, L, V, T, 2, "bert.", head=True)

@@ -6,11 +6,12 @@ DIR holds (written by the C++ test):
   weights.safetensors  the classifier's parameters: the body's GPT-2 names, classifier.weight (K, C)
                        and classifier.bias (K)
   batch.safetensors    "tokens" I32 (B, T) padded, "lengths" I32 (B), "labels" I32 (B)
-  config.json          {"model": {...potop ClassifierConfig: the body's fields, causal, pooling...}}
+  config.json          {"model": {...potop ClassifierConfig: the body's fields, causal, pooling, pooler...}}
 and receives reference.safetensors: "logits" (B, K), "loss" (), "grad.<param>" for every
 parameter after one forward and backward. The body is scripts/torch_gpt.py's GPT with its
 attention mask replaced: causal, or bidirectional with the padding keys masked (BERT). Pooling:
-cls (position 0), last (position len - 1), mean (over the real positions). No dropout.
+cls (position 0), last (position len - 1), mean (over the real positions); then BERT's pooler,
+tanh(p @ pooler.weight + pooler.bias), when the config has one. No dropout.
 """
 import json
 import math
@@ -48,7 +49,11 @@ def main(argv):
     B, T = tokens.shape
 
     body = torch_gpt.GPT(config)  # model_config keeps the body's fields
-    body.load_numpy({k: v for k, v in weights.items() if not k.startswith("classifier.")})
+    body.load_numpy({k: v for k, v in weights.items() if not k.startswith(("classifier.", "pooler."))})
+    pooler = config.get("pooler", False)
+    if pooler:  # BERT's pooler: tanh(p @ W_p + b_p), W_p stored (in, out)
+        pool_w = torch.nn.Parameter(torch.from_numpy(weights["pooler.weight"].copy()))
+        pool_b = torch.nn.Parameter(torch.from_numpy(weights["pooler.bias"].copy()))
     head_w = torch.nn.Parameter(torch.from_numpy(weights["classifier.weight"].copy()))
     head_b = torch.nn.Parameter(torch.from_numpy(weights["classifier.bias"].copy()))
 
@@ -71,6 +76,8 @@ def main(argv):
         pooled = x[torch.arange(B), lengths - 1]
     else:
         pooled = (x * real[:, :, None]).sum(1) / lengths[:, None]
+    if pooler:
+        pooled = torch.tanh(pooled @ pool_w + pool_b)
     logits = pooled @ head_w.t() + head_b
     loss = F.cross_entropy(logits, labels)
     loss.backward()
@@ -79,6 +86,8 @@ def main(argv):
         out["grad." + name] = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
     out["grad.classifier.weight"] = head_w.grad.detach()
     out["grad.classifier.bias"] = head_b.grad.detach()
+    if pooler:
+        out["grad.pooler.weight"], out["grad.pooler.bias"] = pool_w.grad.detach(), pool_b.grad.detach()
     torch_gpt.save_safetensors(os.path.join(d, "reference.safetensors"), out)
     return 0
 

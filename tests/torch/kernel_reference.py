@@ -73,7 +73,7 @@ def layernorm(t, p):
 
 def activation(t, p):
     inp = leaf(t["inp"])
-    fns = {"gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu_erf": F.gelu, "relu": F.relu}
+    fns = {"gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu_erf": F.gelu, "relu": F.relu, "tanh": torch.tanh}
     out = fns[p["fn"]](inp)
     return {"out": out, **grads(out, t["dout"], {"dinp": inp})}
 

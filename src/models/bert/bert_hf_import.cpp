@@ -6,9 +6,7 @@
 
 namespace potop {
 
-namespace {
-
-BertConfig bert_config(const ForeignConfig& f, bool has_head, std::vector<std::string>& notes) {
+BertConfig bert_hf_config(const ForeignConfig& f, bool has_head, std::vector<std::string>& notes) {
   BertConfig c;
   c.vocab_size = f.integer("vocab_size");
   c.block_size = f.integer("max_position_embeddings", 512);
@@ -44,6 +42,8 @@ BertConfig bert_config(const ForeignConfig& f, bool has_head, std::vector<std::s
   return c;
 }
 
+namespace {
+
 // A LayerNorm's tensors: <p>.weight and <p>.bias, or an old checkpoint's <p>.gamma and <p>.beta.
 void fill_layernorm(ParameterFiller& fill, const ForeignTensors& t, const std::string& potop, const std::string& p) {
   const bool old = !t.has(p + ".weight") && t.has(p + ".gamma");
@@ -53,22 +53,8 @@ void fill_layernorm(ParameterFiller& fill, const ForeignTensors& t, const std::s
 
 }  // namespace
 
-ImportedModel import_bert_hf(const ImportRequest& r) {
-  const ForeignConfig f(r.config, r.config_file);
-  const ForeignTensors& t = r.tensors;
-  ImportedModel out;
-  // BertForMaskedLM's files name the body "bert." and hold the head; BertModel's do neither.
-  const std::string b = t.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
-  const bool has_head = t.has("cls.predictions.bias");
-  const BertConfig c = bert_config(f, has_head, out.notes);
-  if (c.vocab_size != r.tokenizer.size())
-    throw f.refuse("vocab_size", "the tokenizer beside it has " + std::to_string(r.tokenizer.size()) + " tokens");
-  const SpecialTokens s = r.tokenizer.specials();
-  if (s.mask < 0 || s.bos < 0 || s.eos < 0)
-    throw Error(f.file() + ": BERT needs [CLS], [SEP] and [MASK] from its tokenizer, and the " + r.tokenizer.kind() +
-                " tokenizer beside it lacks one (BERT's vocab.txt or a WordPiece tokenizer.json has them)");
-  auto bert = std::make_unique<Bert>(c);
-  ParameterFiller fill(bert->parameters(), t);
+void fill_bert_body(ParameterFiller& fill, const ForeignTensors& t, const BertConfig& c, const std::string& b,
+                    std::vector<std::string>& notes) {
   const std::string e = b + "embeddings.";
   fill.same("wte.weight", e + "word_embeddings.weight");
   fill.same("wpe.weight", e + "position_embeddings.weight");
@@ -92,11 +78,30 @@ ImportedModel import_bert_hf(const ImportRequest& r) {
     fill.same(p + "mlp.c_proj.bias", L + "output.dense.bias");
     fill_layernorm(fill, t, p + "ln_2", L + "output.LayerNorm");
   }
-  if (t.has(b + "pooler.dense.weight")) {  // tanh(dense(h[CLS])): next-sentence prediction's, unused here
+  if (t.has(b + "pooler.dense.weight") && !fill.wants("pooler.weight")) {  // next-sentence prediction's
     fill.ignore(b + "pooler.dense.weight");
     fill.ignore(b + "pooler.dense.bias");
-    out.notes.push_back("the pooler (pooler.dense) is left out: potop's BERT fills in [MASK] and embeds by mean pooling");
+    notes.push_back("the pooler (pooler.dense) is left out: potop's BERT fills in [MASK] and embeds by mean pooling");
   }
+}
+
+ImportedModel import_bert_hf(const ImportRequest& r) {
+  const ForeignConfig f(r.config, r.config_file);
+  const ForeignTensors& t = r.tensors;
+  ImportedModel out;
+  // BertForMaskedLM's files name the body "bert." and hold the head; BertModel's do neither.
+  const std::string b = t.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+  const bool has_head = t.has("cls.predictions.bias");
+  const BertConfig c = bert_hf_config(f, has_head, out.notes);
+  if (c.vocab_size != r.tokenizer.size())
+    throw f.refuse("vocab_size", "the tokenizer beside it has " + std::to_string(r.tokenizer.size()) + " tokens");
+  const SpecialTokens s = r.tokenizer.specials();
+  if (s.mask < 0 || s.bos < 0 || s.eos < 0)
+    throw Error(f.file() + ": BERT needs [CLS], [SEP] and [MASK] from its tokenizer, and the " + r.tokenizer.kind() +
+                " tokenizer beside it lacks one (BERT's vocab.txt or a WordPiece tokenizer.json has them)");
+  auto bert = std::make_unique<Bert>(c);
+  ParameterFiller fill(bert->parameters(), t);
+  fill_bert_body(fill, t, c, b, out.notes);
   if (has_head) {
     const std::string h = "cls.predictions.";
     fill.linear("lm_head.transform.weight", h + "transform.dense.weight");

@@ -17,9 +17,21 @@
 // other than 4 · hidden_size, relative positions or a decoder are refused in one line. [MASK],
 // [CLS] and [SEP] are the tokenizer's (mask_in_vocab), which must have them.
 #pragma once
+#include <string>
+#include <vector>
+
+#include "models/bert/bert.h"
 #include "nn/foreign_model.h"
 
 namespace potop {
+
+// The parts a BertForSequenceClassification shares (models/classifier/classifier_hf_import.cpp):
+// the config of BERT's encoder (has_head: the masked-LM head's transform), refusals included, and
+// its tensors under `prefix` ("bert." or "") into potop's body names. A pooler potop's model
+// lacks (ParameterFiller::wants) is skipped with a note.
+BertConfig bert_hf_config(const ForeignConfig& f, bool has_head, std::vector<std::string>& notes);
+void fill_bert_body(ParameterFiller& fill, const ForeignTensors& t, const BertConfig& c, const std::string& prefix,
+                    std::vector<std::string>& notes);
 
 ImportedModel import_bert_hf(const ImportRequest& request);
 

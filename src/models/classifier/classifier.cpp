@@ -6,7 +6,9 @@
 
 #include "core/error.h"
 #include "core/profile.h"
+#include "kernels/activation.h"
 #include "kernels/dropout.h"
+#include "kernels/linear.h"
 #include "kernels/pool_rows.h"
 #include "nn/lm_head.h"
 #include "nn/transformer_body.h"
@@ -20,6 +22,8 @@ struct ClassifierLayers {
   LayerBuilder built;        // the parameter layout; built.acts is the head's plan (B rows)
   TransformerBody body;      // its buffers: body_acts (B·T rows)
   ActivationPlan body_acts;
+  ParamId pooler_w = kNoParam, pooler_b = kNoParam;  // W_p (C, C), b_p (C), with a pooler
+  BufferId pooler_pre = -1, pooler_out = -1, d_pooler_pre = -1, d_pooler_in = -1;
   ParamId weight = kNoParam, bias = kNoParam;  // W (K, C), c (K)
   BufferId pooled = -1, dropped = -1, d_pooled = -1, d_dropped = -1;
   int dropout_site = 0;
@@ -31,6 +35,14 @@ ClassifierLayers::ClassifierLayers(const ClassifierConfig& c)
   const int C = c.body.n_embd, K = c.n_classes();
   body_acts = std::move(built.acts);  // what follows runs on one row per text
   built.acts = ActivationPlan();
+  if (c.pooler) {
+    pooler_w = built.matrix("pooler.weight", C, C, TensorInit::normal(0.02));
+    pooler_b = built.param("pooler.bias", {C}, TensorInit::zeros(), false);
+    pooler_pre = built.acts.keep("pooler pre-activation", C);
+    pooler_out = built.acts.keep("pooler output", C);
+    d_pooler_pre = built.acts.scratch("d pooler pre-activation", C);
+    d_pooler_in = built.acts.scratch("d pooler input", C);
+  }
   weight = built.param("classifier.weight", {K, C}, TensorInit::normal(0.02), true);
   bias = built.param("classifier.bias", {K}, TensorInit::zeros(), false);
   pooled = built.acts.keep("pooled", C);
@@ -57,7 +69,11 @@ void Classifier::bind_activations() {
 
 const ClassifierConfig& Classifier::config() const { return layers_->config; }
 
-std::vector<ParamId> Classifier::head_parameters() const { return {layers_->weight, layers_->bias}; }
+std::vector<ParamId> Classifier::head_parameters() const {
+  const Layers& L = *layers_;
+  if (L.pooler_w != kNoParam) return {L.pooler_w, L.pooler_b, L.weight, L.bias};
+  return {L.weight, L.bias};
+}
 
 MemoryPlan Classifier::plan(const ClassifierConfig& config, const BatchShape& shape) {
   const Layers layers(config);
@@ -108,8 +124,15 @@ float Classifier::forward(const Batch& batch, const Pass& pass) {
     POTOP_PROFILED("pool", mean_rows_forward(pooled, out.h, lengths_.data(), B, T, C));  // p_b = mean_t h[b, t]
   else
     POTOP_PROFILED("pool", gather_rows_forward(pooled, out.h, rows_.data(), B, C));  // p_b = h[rows_b]
+  const float* p = pooled;
+  if (c.pooler) {  // p = tanh(p·W_p + b_p)
+    float *pre = hf.buffer(L.pooler_pre), *out = hf.buffer(L.pooler_out);
+    POTOP_PROFILED("pooler", linear(hf, pre, pooled, L.pooler_w, kNoParam, B, C, C));
+    POTOP_PROFILED("pooler", bias_tanh_forward(out, pre, hf.value(L.pooler_b), B, C));
+    p = out;
+  }
   float* dropped = hf.buffer(L.dropped);
-  POTOP_PROFILED("dropout", dropout_forward(dropped, pooled, head.dropout, head.site_seed(L.dropout_site),
+  POTOP_PROFILED("dropout", dropout_forward(dropped, p, head.dropout, head.site_seed(L.dropout_site),
                                             size_t(B) * C));  // dropout(p)
   const float loss = L.head->forward(dropped, batch.labels, head, hf, counted_);  // logits = dropout(p)·Wᵀ + c; loss
   body_pass_ = body, head_pass_ = head;
@@ -131,9 +154,21 @@ void Classifier::backward(float loss_scale) {
   float* d_dropped = hf.buffer(L.d_dropped);
   L.head->backward(d_dropped, loss_scale, counted_, hf.buffer(L.dropped), labels_, head_pass_, hf);
   params_.grads_final_from(L.weight);
-  if (c.freeze_encoder) return;  // feature extraction: the body learns nothing, so nothing flows into it
+  // feature extraction: the body learns nothing, so nothing flows into it
+  if (c.freeze_encoder && !c.pooler) return;
   // dropout(p), into d p
   const float* d_pooled = dropout_grad(hf.buffer(L.d_pooled), d_dropped, head_pass_, L.dropout_site, size_t(B) * C);
+  if (c.pooler) {  // p = tanh(p₀·W_p + b_p), into d p₀
+    float *d_pre = hf.buffer(L.d_pooler_pre), *d_in = hf.buffer(L.d_pooler_in);
+    POTOP_PROFILED("pooler", bias_tanh_backward(d_pre, hf.grad(L.pooler_b), d_pooled, hf.buffer(L.pooler_pre), B, C,
+                                                GradStore::kOverwrite));
+    POTOP_PROFILED("pooler", linear_backward(d_in, hf.grad(L.pooler_w), nullptr, d_pre, hf.buffer(L.pooled),
+                                             hf.value(L.pooler_w), B, C, C, WeightLayout::kInOut,
+                                             GradStore::kOverwrite));
+    params_.grads_final_from(L.pooler_w);
+    if (c.freeze_encoder) return;
+    d_pooled = d_in;
+  }
   // p = pool(h), into d h (rows no text reads get zero)
   float* dh = L.body.blocks.output_grad(bf);
   if (c.pooling == Pooling::kMean)

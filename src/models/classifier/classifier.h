@@ -7,11 +7,13 @@
 //   p_b    = h[b, 0]            (cls: [CLS])             gather_rows
 //          | h[b, len_b - 1]    (last: the last token)
 //          | mean_{t<len_b} h[b, t]   (mean)             mean_rows
+//   p      = tanh(p · W_p + b_p)   with pooler (BERT's)   linear, bias_tanh
 //   logits = dropout(p) · Wᵀ + c,   W (K, C), c (K)      TiedLMHead with its own table and bias
 //   loss   = mean over the B texts of −log softmax(logits_b)[label_b]
 //
 // Parameters: the body's GPT-2 names (wte, wpe, h.<l>.*, ln_f), so a GPT's or a BERT's body
-// loads by name, then classifier.weight and classifier.bias (Hugging Face's names). A Batch holds
+// loads by name, then pooler.weight (in, out) and pooler.bias with a pooler, classifier.weight and
+// classifier.bias (Hugging Face's names). A Batch holds
 // B rows of T tokens (padded), their lengths and one label per row. The body's buffers hold B·T
 // rows and the head's B, so the two keep separate activation plans (as the encoder-decoder's
 // encoder and decoder do). With freeze_encoder the backward pass stops at the pooled vector:
@@ -38,7 +40,7 @@ class Classifier final : public LayeredModel<Classifier, ClassifierLayers>, publ
   static MemoryPlan plan(const ClassifierConfig& config, const BatchShape& shape);
   static Layout parameter_layout(const ClassifierConfig& config);
   const ClassifierConfig& config() const;
-  // The head's tensors (classifier.weight, classifier.bias): what --freeze-encoder trains.
+  // The head's tensors (the pooler's, classifier.weight, classifier.bias): what --freeze-encoder trains.
   std::vector<ParamId> head_parameters() const;
 
   // The model contract. batch.labels null: logits only, no loss.

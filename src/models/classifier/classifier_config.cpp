@@ -26,6 +26,8 @@ std::vector<Field> classifier_head_fields(ClassifierConfig& c) {
       {"pooling", "the vector the head reads: cls ([CLS], bidirectional bodies), last (the last token, GPT-1), mean "
                   "(over the tokens) or auto (cls, or last for a causal body, or mean without [CLS])",
        pooling_choice(c.pooling), true},
+      {"pooler", "tanh of a dense layer on the pooled vector, before the head (BERT's pooler: an imported "
+                 "BertForSequenceClassification has it)", &c.pooler, true},
       {"classifier-dropout", "dropout probability on the pooled vector before the head", &c.classifier_dropout, false},
       {"freeze-encoder", "train the head only: the body's weights stay as initialised (feature extraction)",
        &c.freeze_encoder, false},

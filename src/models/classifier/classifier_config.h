@@ -25,6 +25,7 @@ struct ClassifierConfig {
   int extra_ids = 0;      // ids past the tokenizer's vocabulary (a BERT body's [MASK]): vocab_size = tokenizer + this
   bool cls_sep = false;  // rows are [CLS] text [SEP] (<bos> text <eos>): a bidirectional body whose tokenizer has them
   Pooling pooling = Pooling::kCls;
+  bool pooler = false;  // p = tanh(p·W_p + b_p) before the head (BERT's pooler)
   float classifier_dropout = 0.1f;  // on the pooled vector before the head (HF's classifier dropout)
   bool freeze_encoder = false;      // the body gets no gradient: only the head learns (feature extraction)
   std::vector<std::string> labels;  // the class names, in class-id order (sorted)
@@ -36,8 +37,8 @@ struct ClassifierConfig {
 
 Choice pooling_choice(Pooling& value);  // "auto", "cls", "last", "mean"
 std::string to_string(Pooling v);
-// The classifier's own fields (not the body's, not the labels): causal, cls-sep, pooling,
-// classifier-dropout, freeze-encoder. The first three are shape: they fix what the weights mean.
+// The classifier's own fields (not the body's, not the labels): causal, cls-sep, pooling, pooler,
+// classifier-dropout, freeze-encoder. The first four are shape: they fix what the weights mean.
 std::vector<Field> classifier_head_fields(ClassifierConfig& config);
 // Every field of the saved config but the labels: vocab-size, the body's, the head's.
 std::vector<Field> classifier_fields(ClassifierConfig& config);

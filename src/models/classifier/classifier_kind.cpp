@@ -1,5 +1,7 @@
 #include "models/classifier/classifier_kind.h"
 
+#include "models/classifier/classifier_hf_import.h"
+
 namespace potop {
 
 namespace {
@@ -28,6 +30,8 @@ const ModelKind& classifier_kind() {
       .trainer = "potop classify train",
       .describe = describe_classifier,
       .extra_ids = [](const nlohmann::json& j) { return j.value("extra_ids", 0); },
+      .hf_architectures = {"BertForSequenceClassification"},
+      .import_hf = import_bert_classifier_hf,
   });
   return kind;
 }

@@ -51,6 +51,7 @@ const std::vector<Kind>& kinds() {
       {"gelu", gelu_forward, gelu_backward, bias_gelu_forward, bias_gelu_backward},
       {"gelu_erf", gelu_erf_forward, gelu_erf_backward, bias_gelu_erf_forward, bias_gelu_erf_backward},
       {"relu", relu_forward, relu_backward, bias_relu_forward, bias_relu_backward},
+      {"tanh", tanh_forward, tanh_backward, bias_tanh_forward, bias_tanh_backward},
   };
   return k;
 }
@@ -118,7 +119,7 @@ TEST(ActivationTest, GeluErfForwardMatchesReference) {
 
 // Both GELUs' backward: by finite differences (accumulating onto what dinp held), and over a
 // ramp against the derivative in double (the tanh form's by central differences of its reference).
-TEST(ActivationTest, GeluBackwardsMatchFiniteDifferencesAndAccumulate) {
+TEST(ActivationTest, GeluAndTanhBackwardsMatchFiniteDifferencesAndAccumulate) {
   struct Case {
     const char* name;
     void (*forward)(float*, const float*, size_t);
@@ -128,6 +129,7 @@ TEST(ActivationTest, GeluBackwardsMatchFiniteDifferencesAndAccumulate) {
   const Case cases[] = {
       {"gelu", gelu_forward, gelu_backward, [](double x) { return (gelu_ref(x + 1e-6) - gelu_ref(x - 1e-6)) / 2e-6; }},
       {"gelu_erf", gelu_erf_forward, gelu_erf_backward, gelu_erf_grad_ref},
+      {"tanh", tanh_forward, tanh_backward, [](double x) { return 1.0 - std::tanh(x) * std::tanh(x); }},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);

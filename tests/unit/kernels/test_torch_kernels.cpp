@@ -190,6 +190,9 @@ void activation_case(Cases& k, const std::string& c, const std::string& fn, size
   } else if (fn == "gelu_erf") {
     gelu_erf_forward(out.data(), inp.data(), n);
     gelu_erf_backward(dinp.data(), dout.data(), inp.data(), n);
+  } else if (fn == "tanh") {
+    tanh_forward(out.data(), inp.data(), n);
+    tanh_backward(dinp.data(), dout.data(), inp.data(), n);
   } else {
     relu_forward(out.data(), inp.data(), n);
     relu_backward(dinp.data(), dout.data(), inp.data(), n);
@@ -369,6 +372,7 @@ TEST(TorchKernels, EveryKernelMatchesPyTorch) {
   activation_case(k, "gelu", "gelu", 5003);
   activation_case(k, "gelu_erf", "gelu_erf", 5003);
   activation_case(k, "relu", "relu", 5003);
+  activation_case(k, "tanh", "tanh", 5003);
   residual_case(k, "residual", 1001);
   softmax_case(k, "softmax", 12, 29);
   crossentropy_case(k, "crossentropy", 17, 31);

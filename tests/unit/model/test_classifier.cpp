@@ -27,8 +27,9 @@ namespace {
 
 constexpr int kB = 3, kT = 6, kV = 11;
 
-ClassifierConfig small_config(bool causal, Pooling pooling) {
+ClassifierConfig small_config(bool causal, Pooling pooling, bool pooler = false) {
   ClassifierConfig c;
+  c.pooler = pooler;
   c.body.vocab_size = kV, c.body.block_size = 8, c.body.n_layer = 1, c.body.n_head = 2, c.body.n_embd = 8;
   c.causal = causal, c.cls_sep = !causal, c.pooling = pooling;
   c.labels = {"a", "b", "c"};
@@ -65,12 +66,13 @@ Rows small_rows() {
 struct Case {
   bool causal;
   Pooling pooling;
+  bool pooler = false;  // BERT's tanh pooler
 };
 
 class ClassifierCases : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ClassifierCases, MatchFiniteDifferences) {
-  Classifier model(small_config(GetParam().causal, GetParam().pooling));
+  Classifier model(small_config(GetParam().causal, GetParam().pooling, GetParam().pooler));
   randomise(model, 3);
   const Rows rows = small_rows();
   const Batch batch = rows.batch();
@@ -91,14 +93,14 @@ TEST_P(ClassifierCases, MatchFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Poolings, ClassifierCases,
                          ::testing::Values(Case{false, Pooling::kCls}, Case{false, Pooling::kMean},
                                            Case{false, Pooling::kLast}, Case{true, Pooling::kLast},
-                                           Case{true, Pooling::kMean}));
+                                           Case{true, Pooling::kMean}, Case{false, Pooling::kCls, true}));
 
 // The same model in PyTorch (tests/torch/classifier_reference.py: scripts/torch_gpt.py's body with
 // the mask of the case, the pooling, the head): logits, loss and every gradient on identical
 // weights and a padded batch. Rounding stays far below the bounds; a wrong mask, pooled row or
 // head layout is orders of magnitude above them.
 TEST_P(ClassifierCases, MatchPyTorch) {
-  ClassifierConfig c = small_config(GetParam().causal, GetParam().pooling);
+  ClassifierConfig c = small_config(GetParam().causal, GetParam().pooling, GetParam().pooler);
   c.body.n_embd = 16, c.body.n_layer = 2, c.body.n_head = 4;
   Classifier model(c);
   randomise(model, 11);
@@ -140,33 +142,36 @@ TEST(Classifier, PaddingDoesNotChangeABidirectionalRow) {
 }
 
 TEST(Classifier, FrozenEncoderGetsNoGradientAndNoUpdate) {
-  ClassifierConfig c = small_config(false, Pooling::kCls);
-  c.freeze_encoder = true;
-  Classifier model(c);
-  randomise(model, 4);
-  const Rows rows = small_rows();
-  model.parameters().zero_grad();
-  model.forward(rows.batch(), Pass{});
-  model.backward(1.0f);
-  const std::vector<ParamId> head = model.head_parameters();
-  AdamW adamw(model.parameters().layout(), {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f});
-  const std::vector<TensorSpec>& specs = model.parameters().layout().specs();
-  for (ParamId id = 0; id < ParamId(specs.size()); ++id)
-    if (std::find(head.begin(), head.end(), id) == head.end()) adamw.freeze(id);
-  const std::vector<float> before(model.parameters().values().data(),
-                                  model.parameters().values().data() + model.parameters().values().floats());
-  adamw.step(model.parameters(), 1e-2f);
-  for (ParamId id = 0; id < ParamId(specs.size()); ++id) {
-    const bool is_head = std::find(head.begin(), head.end(), id) != head.end();
-    const float* v = model.parameters().values().at(specs[size_t(id)]);
-    const float* g = model.parameters().grads().at(specs[size_t(id)]);
-    bool changed = false, has_grad = false;
-    for (size_t i = 0; i < specs[size_t(id)].numel; ++i) {
-      changed |= v[i] != before[specs[size_t(id)].offset + i];
-      has_grad |= g[i] != 0.0f;
+  for (const bool pooler : {false, true}) {  // the pooler is the head's: it learns
+    SCOPED_TRACE(pooler ? "pooler" : "no pooler");
+    ClassifierConfig c = small_config(false, Pooling::kCls, pooler);
+    c.freeze_encoder = true;
+    Classifier model(c);
+    randomise(model, 4);
+    const Rows rows = small_rows();
+    model.parameters().zero_grad();
+    model.forward(rows.batch(), Pass{});
+    model.backward(1.0f);
+    const std::vector<ParamId> head = model.head_parameters();
+    AdamW adamw(model.parameters().layout(), {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f});
+    const std::vector<TensorSpec>& specs = model.parameters().layout().specs();
+    for (ParamId id = 0; id < ParamId(specs.size()); ++id)
+      if (std::find(head.begin(), head.end(), id) == head.end()) adamw.freeze(id);
+    const std::vector<float> before(model.parameters().values().data(),
+                                    model.parameters().values().data() + model.parameters().values().floats());
+    adamw.step(model.parameters(), 1e-2f);
+    for (ParamId id = 0; id < ParamId(specs.size()); ++id) {
+      const bool is_head = std::find(head.begin(), head.end(), id) != head.end();
+      const float* v = model.parameters().values().at(specs[size_t(id)]);
+      const float* g = model.parameters().grads().at(specs[size_t(id)]);
+      bool changed = false, has_grad = false;
+      for (size_t i = 0; i < specs[size_t(id)].numel; ++i) {
+        changed |= v[i] != before[specs[size_t(id)].offset + i];
+        has_grad |= g[i] != 0.0f;
+      }
+      EXPECT_EQ(changed, is_head) << specs[size_t(id)].name;
+      EXPECT_EQ(has_grad, is_head) << specs[size_t(id)].name;
     }
-    EXPECT_EQ(changed, is_head) << specs[size_t(id)].name;
-    EXPECT_EQ(has_grad, is_head) << specs[size_t(id)].name;
   }
 }
 
