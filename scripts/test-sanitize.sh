@@ -15,6 +15,8 @@ cmake --build "$build" -j "${POTOP_JOBS:-2}"
 # "Sanitizer" and "runtime error:" in stderr.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Two tests at once, each with OpenMP threads: waiting threads sleep rather than spin (scripts/test.sh).
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 results=$(cd "$build" && pwd)/test-results.xml
 rm -f "$results"
 status=0

@@ -12,6 +12,10 @@ cmake --preset "$preset" -DPOTOP_WERROR="${POTOP_WERROR:-0}" >/dev/null
 cmake --build --preset "$preset"
 # Every preset builds into build/<preset> (CMakePresets.json). The JUnit file keeps each test's
 # output (passed ones too, whole) for the skip check.
+# ctest -j2 runs two tests at once on CI's two cores, each with an OpenMP team of two: spinning
+# threads then wait on each other's descheduled partners at every barrier (a tiny model's
+# finite-difference test took 17 s instead of 0.1 s). Passive waiting sleeps instead.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 results=$PWD/build/$preset/test-results.xml
 rm -f "$results"
 status=0

@@ -105,7 +105,7 @@ void CausalLMEndpoints::generate(const httplib::Request& req, httplib::Response&
     } else {
       job->request = parse_completion_request(req.body, options.limits);
     }
-    job->request.end_ids = end_ids;
+    if (!job->request.ignore_eos) job->request.end_ids = end_ids;
     job->ids = encode_prompt(*model.tokenizer, job->request, options.limits, options.unknown);
     seed = job->request.seed.value_or(entropy_seed());  // one a JavaScript client reads back exactly
     job->start = Clock::now();

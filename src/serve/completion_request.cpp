@@ -143,6 +143,7 @@ CompletionRequest completion_request_from_json(const json& body, const Limits& l
   if (const json* v = field(body, "logprobs")) r.logprobs = static_cast<int>(read_integer(*v, "logprobs", 0, limits.max_logprobs));
   if (const json* v = field(body, "echo")) r.echo = read_bool(*v, "echo");
   if (const json* v = field(body, "stream")) r.stream = read_bool(*v, "stream");
+  if (const json* v = field(body, "ignore_eos")) r.ignore_eos = read_bool(*v, "ignore_eos");
   return r;
 }
 

@@ -3,7 +3,8 @@
 //   prompt (string, required), max_tokens (alias n_predict), temperature, top_k, top_p, min_p,
 //   repeat_penalty, presence_penalty, repeat_last_n, stop (string or array of strings), seed
 //   (0..2^53-1, or -1: random),
-//   logprobs (0..limit: alternatives per token), echo, stream.
+//   logprobs (0..limit: alternatives per token), echo, stream, ignore_eos (llama.cpp's and vLLM's:
+//   go on past the model's end of text).
 // Unknown fields are ignored, as OpenAI's clients send fields a server may not know ("model",
 // "user", ...). Fields whose request potop cannot honour are refused: n or best_of above 1, a
 // non-empty logit_bias or suffix, a non-zero frequency_penalty. Every mistake is an ApiError
@@ -34,6 +35,7 @@ struct CompletionRequest {
   int logprobs = -1;             // -1: no log-probs; k >= 0: each token's, with k alternatives
   bool echo = false;             // return the prompt too, with its log-probs
   bool stream = false;
+  bool ignore_eos = false;   // generate past the model's ends of text (as potop sample --ignore-eos)
   std::vector<int> end_ids;  // the model's ends of text (not the request's: the server sets them)
 };
 

@@ -442,6 +442,11 @@ def main():
             choice = got["choices"][0]
             check(choice["finish_reason"] == "stop" and choice["text"] == "",
                   f"potop serve's completion stops at the end of text: {choice}, usage {got.get('usage')}")
+            body = json.dumps({"prompt": "The quick", "max_tokens": 5, "temperature": 0, "ignore_eos": True}).encode()
+            req = urllib.request.Request(url + "/v1/completions", body, {"Content-Type": "application/json"})
+            choice = json.loads(urllib.request.urlopen(req, timeout=60).read())["choices"][0]
+            check(choice["finish_reason"] == "length" and choice["text"].count("<|endoftext|>") == 5,
+                  f"potop serve's ignore_eos goes on past it: {choice}")
         except Exception as e:  # noqa: BLE001 - any failure is the check's
             check(False, f"potop serve's completion at the end of text: {e}")
         finally:

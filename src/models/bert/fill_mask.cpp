@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/error.h"
 #include "nn/model.h"
@@ -58,6 +57,7 @@ std::vector<std::vector<FillCandidate>> Bert::fill_mask(const Tokenizer& tokeniz
   std::vector<int> candidates;
   for (int v = s.first_ordinary; v < tokenizer.size(); ++v)
     if (!s.special(v)) candidates.push_back(v);
+  if (candidates.empty()) throw Error("the " + tokenizer.kind() + " tokenizer has no ordinary token to fill in [MASK] with");
   // Every mask is a target, so the head scores exactly those rows; the target's value is unused.
   std::vector<int> targets(ids.size(), -1);
   for (const int p : masks) targets[size_t(p)] = 0;
