@@ -126,10 +126,10 @@ float Classifier::forward(const Batch& batch, const Pass& pass) {
     POTOP_PROFILED("pool", gather_rows_forward(pooled, out.h, rows_.data(), B, C));  // p_b = h[rows_b]
   const float* p = pooled;
   if (c.pooler) {  // p = tanh(p·W_p + b_p)
-    float *pre = hf.buffer(L.pooler_pre), *out = hf.buffer(L.pooler_out);
+    float *pre = hf.buffer(L.pooler_pre), *tanh_out = hf.buffer(L.pooler_out);
     POTOP_PROFILED("pooler", linear(hf, pre, pooled, L.pooler_w, kNoParam, B, C, C));
-    POTOP_PROFILED("pooler", bias_tanh_forward(out, pre, hf.value(L.pooler_b), B, C));
-    p = out;
+    POTOP_PROFILED("pooler", bias_tanh_forward(tanh_out, pre, hf.value(L.pooler_b), B, C));
+    p = tanh_out;
   }
   float* dropped = hf.buffer(L.dropped);
   POTOP_PROFILED("dropout", dropout_forward(dropped, p, head.dropout, head.site_seed(L.dropout_site),
