@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SKIP = 77
@@ -206,6 +207,13 @@ def main():
                     want = np.argsort(-probs[at])[:5]
                     same = same and [f["token"] for f in fill] == [int(i) for i in want]
                     err = max(err, max(abs(f["score"] - probs[at][f["token"]]) for f in fill))
+                # The sequence is the prompt decoded with the fill (the other masks as [MASK]), as
+                # Hugging Face's pipeline writes it: normalized, punctuation closed up.
+                first = fills[0][0]
+                want_text = " ".join(first["token_str"].strip() if i == masks[0] - 1 else
+                                     "[MASK]" if w == "[MASK]" else w.replace("ń", "n")
+                                     for i, w in enumerate(words)).replace(" .", ".").replace(" ,", ",").replace(" !", "!")
+                check(first["sequence"] == want_text, f"{name}: the filled sequence {first['sequence']!r} is {want_text!r}")
                 check(same and err < 2e-5, f"{name}: bert fill's top 5 and probabilities are PyTorch's for "
                       f"{prompt!r} (max |diff| {err:.1e}; first {fills[0][0]['token_str']!r} "
                       f"{fills[0][0]['score']:.4f})")
@@ -220,6 +228,29 @@ def main():
               f"potop attention draws the imported BERT's heads ({r.stderr.strip()[-200:]})")
         r = potop_run("info", "-m", d)
         check(r.returncode == 0 and "masked-LM transform" in r.stdout, "potop info shows the masked-LM transform")
+        # Quantized (q8_0: the body's, the transform's and the tied table's matrices), it fills alike.
+        q = os.path.join(root, "mlm-q8_0")
+        r = potop_run("quantize", "-m", d, "--type", "q8_0", "--out", q)
+        fills = [potop_run("bert", "fill", "-m", m, "--json", "-k", "1", PROMPTS[0]) for m in (d, q)]
+        same = r.returncode == 0 and all(f.returncode == 0 for f in fills) and \
+            json.loads(fills[0].stdout)[0][0]["token"] == json.loads(fills[1].stdout)[0][0]["token"]
+        check(same, f"quantize --type q8_0 keeps the imported BERT's top fill ({r.stderr.strip()[-200:]})")
+        # Served: /v1/fill-mask gives what bert fill gives.
+        server = subprocess.Popen([potop, "serve", "-m", d, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE,
+                                  text=True)
+        try:
+            url = next(line.split("listening on ")[1].split()[0] for line in server.stderr if "listening on " in line)
+            body = json.dumps({"text": PROMPTS[0], "top_k": 1}).encode()
+            req = urllib.request.Request(url + "/v1/fill-mask", body, {"Content-Type": "application/json"})
+            got = json.loads(urllib.request.urlopen(req, timeout=60).read())["masks"][0][0]
+            want = json.loads(fills[0].stdout)[0][0]
+            check(got["token"] == want["token"] and abs(got["score"] - want["score"]) < 1e-6,
+                  f"potop serve's /v1/fill-mask gives bert fill's answer: {got}")
+        except Exception as e:  # noqa: BLE001 - any failure is the check's
+            check(False, f"potop serve's /v1/fill-mask: {e}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
         # Fine-tuned as a classifier: rows [CLS] text [SEP] with the vocabulary's own ids, pooled at [CLS].
         tsv = os.path.join(root, "train.tsv")
         with open(tsv, "w") as f:

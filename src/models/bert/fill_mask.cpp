@@ -18,6 +18,35 @@ void append_text(std::vector<int>& ids, const Tokenizer& tokenizer, std::string_
   ids.insert(ids.end(), piece.begin(), piece.end());
 }
 
+// The prompt (ids: [CLS] ... [SEP]) with `fill` at masks[m] and the other masks as the text
+// "[MASK]". A vocabulary that holds [MASK] (an imported BERT's WordPiece) decodes the whole row at
+// once, as Hugging Face's fill-mask pipeline does: its decoder joins the words. Otherwise the
+// pieces between the masks are decoded one by one around the fill.
+std::string filled_text(const Tokenizer& tokenizer, const std::vector<int>& ids, const std::vector<int>& masks,
+                        size_t m, int fill, bool mask_in_vocab, std::string_view prompt) {
+  if (mask_in_vocab) {
+    std::vector<int> row(ids.begin() + 1, ids.end() - 1);
+    row[size_t(masks[m] - 1)] = fill;
+    return tokenizer.decode(row);
+  }
+  std::string text;
+  size_t from = 1;
+  for (size_t j = 0; j < masks.size(); ++j) {
+    const int p = masks[j];
+    text += tokenizer.decode({ids.data() + from, size_t(p) - from});
+    if (j == m) text += tokenizer.decode(std::vector<int>{fill});
+    else {
+      if (is_sentencepiece(tokenizer)) text += ' ';
+      text += kMaskText;
+    }
+    from = size_t(p) + 1;
+  }
+  text += tokenizer.decode({ids.data() + from, ids.size() - 1 - from});
+  // A SentencePiece piece decoded alone keeps its leading space: the prompt's first word has none.
+  if (!text.empty() && text.front() == ' ' && !prompt.empty() && prompt.front() != ' ') text.erase(0, 1);
+  return text;
+}
+
 }  // namespace
 
 std::vector<int> bert_input_ids(const Tokenizer& tokenizer, const BertConfig& config, std::string_view prompt,
@@ -84,23 +113,7 @@ std::vector<std::vector<FillCandidate>> Bert::fill_mask(const Tokenizer& tokeniz
       c.token = tokenizer.decode_one(c.id);
       c.piece = tokenizer.piece(c.id);
       c.probability = std::exp(double(l[c.id]) - top) / z;
-      // The prompt with this fill, and the other masks as the text "[MASK]".
-      std::string text;
-      size_t from = 1;
-      for (size_t j = 0; j < masks.size(); ++j) {
-        const int p = masks[j];
-        text += tokenizer.decode({ids.data() + from, size_t(p) - from});
-        if (j == m) text += tokenizer.decode(std::vector<int>{c.id});
-        else {
-          if (is_sentencepiece(tokenizer)) text += ' ';
-          text += kMaskText;
-        }
-        from = size_t(p) + 1;
-      }
-      text += tokenizer.decode({ids.data() + from, ids.size() - 1 - from});
-      // A SentencePiece piece decoded alone keeps its leading space: the prompt's first word has none.
-      if (!text.empty() && text.front() == ' ' && !prompt.empty() && prompt.front() != ' ') text.erase(0, 1);
-      c.sequence = text;
+      c.sequence = filled_text(tokenizer, ids, masks, m, c.id, s.mask < tokenizer.size(), prompt);
       fills.push_back(std::move(c));
     }
     out.push_back(std::move(fills));
