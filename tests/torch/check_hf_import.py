@@ -485,6 +485,14 @@ def main():
             losses = [float(l.split("val loss ")[1]) for l in (r.stdout + r.stderr).splitlines() if "val loss " in l]
             check(r.returncode == 0 and len(losses) >= 2 and losses[-1] < losses[0],
                   f"{case}: train --init-from fine-tunes it (val loss {losses}) {r.stderr[-300:] if r.returncode else ''}")
+            # The fine-tuned model ends its texts where the imported one does, after a resume too.
+            tuned = os.path.join(root, case, "tuned")
+            want = json.load(open(os.path.join(d, "config.json"))).get("generation")
+            got = [json.load(open(os.path.join(tuned, "config.json"))).get("generation")]
+            r = subprocess.run([potop, "train", "--resume", tuned, "--steps", "32"], capture_output=True, text=True)
+            got.append(json.load(open(os.path.join(tuned, "config.json"))).get("generation") if r.returncode == 0 else None)
+            check(want is not None and got == [want, want],
+                  f"{case}: config.json keeps generation {want} when fine-tuned and resumed: {got} {r.stderr[-200:]}")
             r = subprocess.run([potop, "quantize", "-m", d, "--type", "q8_0", "--out", d + "-q8_0"],
                                capture_output=True, text=True)
             r2 = subprocess.run([potop, "sample", "-m", d + "-q8_0", "-p", "The", "-n", "4"], capture_output=True)

@@ -68,8 +68,8 @@ ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer) {
 }
 
 void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training) {
-  save_model_files(dir, gpt_kind().name, to_json(config), tokenizer, training);
+                      const nlohmann::json& training, const nlohmann::json& extra) {
+  save_model_files(dir, gpt_kind().name, to_json(config), tokenizer, training, extra);
 }
 
 LoadedGpt load_gpt_dir(const fs::path& dir, const std::string& which) {

@@ -17,9 +17,10 @@ const ModelKind& gpt_kind();
 // What every weights file of a GPT says about it.
 ModelHeader gpt_header(const GPTConfig& config, const Tokenizer& tokenizer);
 
-// Writes a GPT's config.json and the tokenizer's files (save_model_files).
+// Writes a GPT's config.json and the tokenizer's files (save_model_files); `extra`'s keys join
+// config.json (a fine-tuned model's "generation").
 void save_model_files(const fs::path& dir, const GPTConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training);
+                      const nlohmann::json& training, const nlohmann::json& extra = nlohmann::json::object());
 
 // A GPT, as its own commands use it.
 using LoadedGpt = LoadedAs<GPT, GPTConfig>;

@@ -11,11 +11,19 @@
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/utf8.h"
 #include "train/run_kit.h"
+#include "checkpoint/model_dir.h"
 #include "models/word2vec/init_embeddings.h"
 #include "tokenizer/word_tokenizer.h"
 #include <algorithm>
 
 namespace potop {
+
+nlohmann::json inherited_generation(const RunKit& kit, const std::string& out, const nlohmann::json* base_files) {
+  nlohmann::json extra = nlohmann::json::object();
+  const nlohmann::json files = base_files ? *base_files : kit.resuming() ? read_config_json(out) : nlohmann::json();
+  if (files.is_object() && files.contains("generation")) extra["generation"] = files["generation"];
+  return extra;
+}
 
 namespace {
 

@@ -3,14 +3,15 @@
 // shards), and the tokenizer that made them.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "data/token_corpus.h"
-#include "nn/parameters.h"
-#include <cstdio>
 #include "models/gpt/gpt_options.h"
+#include "nn/parameters.h"
 #include "tokenizer/tokenizer.h"
 
 namespace potop {
@@ -35,6 +36,11 @@ using InitFrom = std::function<std::unique_ptr<Tokenizer>()>;
 // run, which may set it (a fine-tuned model keeps its base's).
 TokenData load_token_data(TextDataOptions& options, const TextDataOptions& requested, const int& block_size,
                           const RunKit& kit, const InitFrom& init_from);
+
+// What a fine-tuned model's config.json keeps of the model it started from: "generation" (an
+// imported model's ends of text, checkpoint/model_dir.h's end_of_text_ids), from --init-from's
+// config.json (base_files), or on resume from the run's own in `out`. {} when there is none.
+nlohmann::json inherited_generation(const RunKit& kit, const std::string& out, const nlohmann::json* base_files);
 
 // --init-embeddings: the rows of the token table (the tensor named `table`) of the words word2vec
 // knows (word2vec/init_embeddings.h); needs a word tokenizer.

@@ -70,8 +70,8 @@ const ModelKind& llama_kind() {
 }
 
 void save_model_files(const fs::path& dir, const LlamaConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training) {
-  save_model_files(dir, llama_kind().name, to_json(config), tokenizer, training);
+                      const nlohmann::json& training, const nlohmann::json& extra) {
+  save_model_files(dir, llama_kind().name, to_json(config), tokenizer, training, extra);
 }
 
 LoadedLlama load_llama_dir(const fs::path& dir, const std::string& which) {

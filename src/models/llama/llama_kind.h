@@ -14,9 +14,10 @@ inline constexpr const char* kLlamaKind = "llama";
 
 const ModelKind& llama_kind();
 
-// Writes a Llama's config.json and the tokenizer's files (save_model_files).
+// Writes a Llama's config.json and the tokenizer's files (save_model_files); `extra`'s keys join
+// config.json (a fine-tuned model's "generation").
 void save_model_files(const fs::path& dir, const LlamaConfig& config, const Tokenizer& tokenizer,
-                      const nlohmann::json& training);
+                      const nlohmann::json& training, const nlohmann::json& extra = nlohmann::json::object());
 
 using LoadedLlama = LoadedAs<Llama, LlamaConfig>;
 LoadedLlama load_llama_dir(const fs::path& dir, const std::string& which = "");

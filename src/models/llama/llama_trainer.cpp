@@ -53,7 +53,11 @@ RunResult train_llama(const LlamaOptions& requested, std::FILE* log, const RunCo
   ModelJob job;
   windows.fill(job, kit.parallel());
   job.d_model = config.n_embd;
-  job.write_model_files = [&](const nlohmann::json& saved) { save_model_files(options.out, config, *data.tokenizer, saved); };
+  // A fine-tuned imported model still ends its texts where its base does.
+  const nlohmann::json generation = inherited_generation(kit, options.out, base ? &base->files : nullptr);
+  job.write_model_files = [&](const nlohmann::json& saved) {
+    save_model_files(options.out, config, *data.tokenizer, saved, generation);
+  };
   return kit.run(job, *data.tokenizer, to_json(config), to_json(options), data.hash);
 }
 
