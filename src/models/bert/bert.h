@@ -44,8 +44,8 @@ struct BertSpecials {
   int cls = -1, sep = -1, mask = -1, pad = -1, unk = -1, first_ordinary = 0;
   bool special(int id) const { return id == cls || id == sep || id == mask || id == pad || id == unk; }
 };
-// Error naming the tokenizer when it lacks what the config needs ([MASK] with mask_in_vocab,
-// [CLS] and [SEP]).
+// An Error when the config's [MASK] is the tokenizer's (mask_in_vocab) and it has none; a
+// tokenizer without <bos> and <eos> gets potop's ids for [CLS] and [SEP] (1 and 2).
 BertSpecials bert_specials(const BertConfig& config, const Tokenizer& tokenizer);
 // BERT's masking (masking.h) of `fraction` of a row's tokens with these ids: random replacements
 // drawn from first_ordinary to the end of the tokenizer's vocabulary (as Hugging Face's collator,
