@@ -28,7 +28,6 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-SKIP = 77
 WORDS = ("the a of and to in was he she it pan rzekł kmicic olenka sword horse night day came went said "
          "quick brown fox jumps over lazy dog . , ! ?").split()
 PIECES = ["##s", "##ed", "##ing", "##ly", "##a", "##e"]
@@ -118,16 +117,12 @@ def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    try:
-        import numpy as np
-        import torch  # noqa: F401
-    except ImportError as e:
-        if os.environ.get("POTOP_STRICT_SKIPS") == "1":
-            print(f"FAIL: {e}: the check needs torch and numpy (scripts/setup.sh --all)", file=sys.stderr)
-            return 1
-        print(f"skip cli.bert_import_torch ({e}; scripts/setup.sh --all installs torch)")
-        return SKIP
-    from check_hf_import import write_safetensors, stored
+    from check_hf_export import need_torch
+    missing = need_torch("cli.bert_import_torch")
+    if missing is not None:
+        return missing
+    import numpy as np
+    from check_hf_import import stored, write_tensors
     potop = sys.argv[1]
     rng = np.random.default_rng(11)
     vocab = SPECIALS + WORDS + PIECES
@@ -144,17 +139,7 @@ def main():
         os.makedirs(d)
         json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
         open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8").write("\n".join(vocab) + "\n")
-        names = list(tensors)
-        if shards == 1:
-            write_safetensors(os.path.join(d, "model.safetensors"), tensors, dtype)
-            return
-        weight_map, per = {}, (len(names) + shards - 1) // shards
-        for k in range(shards):
-            file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
-            part = {n: tensors[n] for n in names[k * per:(k + 1) * per]}
-            write_safetensors(os.path.join(d, file), part, dtype)
-            weight_map.update({n: file for n in part})
-        json.dump({"weight_map": weight_map}, open(os.path.join(d, "model.safetensors.index.json"), "w"))
+        write_tensors(d, tensors, dtype, shards)
 
     def potop_run(*args):
         return subprocess.run([potop, *args], capture_output=True, text=True)

@@ -35,10 +35,9 @@ import tempfile
 SKIP = 77
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+def need_torch(test):
+    """None when torch and numpy import; else the exit code: 1 with POTOP_STRICT_SKIPS=1 (CI, where
+    every test must run), SKIP otherwise, after saying why."""
     try:
         import numpy  # noqa: F401
         import torch  # noqa: F401
@@ -46,8 +45,18 @@ def main():
         if os.environ.get("POTOP_STRICT_SKIPS") == "1":
             print(f"FAIL: {e}: the check needs torch and numpy (scripts/setup.sh --all)", file=sys.stderr)
             return 1
-        print(f"skip cli.hf_export_torch ({e}; scripts/setup.sh --all installs torch)")
+        print(f"skip {test} ({e}; scripts/setup.sh --all installs torch)")
         return SKIP
+    return None
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    missing = need_torch("cli.hf_export_torch")
+    if missing is not None:
+        return missing
     with tempfile.TemporaryDirectory(prefix="potop-hf-export.") as root:
         env = dict(os.environ, POTOP_HF_EXPORT_FIXTURES=root)
         r = subprocess.run([sys.argv[1], "--gtest_filter=HfExport.WritesTorchCheckFixtures"], env=env,

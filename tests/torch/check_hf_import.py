@@ -36,7 +36,6 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-SKIP = 77
 TEXT = ("Potop. Zażółć gęślą jaźń, pchnąć w tę łódź jeża! The quick brown fox jumps over the lazy dog. "
         "Кмициц и Оленька. 深度学习 🙂 def f(x): return x * 2\n") * 3
 
@@ -90,6 +89,23 @@ def write_safetensors(path, tensors, dtype):
         f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
 
 
+def write_tensors(d, tensors, dtype, shards=1):
+    """The tensors as save_pretrained writes them into d: model.safetensors, or that many shards
+    named by model.safetensors.index.json."""
+    if shards == 1:
+        write_safetensors(os.path.join(d, "model.safetensors"), tensors, dtype)
+        return
+    names = list(tensors)
+    weight_map, per = {}, (len(names) + shards - 1) // shards
+    for k in range(shards):
+        file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        part = {n: tensors[n] for n in names[k * per:(k + 1) * per]}
+        write_safetensors(os.path.join(d, file), part, dtype)
+        weight_map.update({n: file for n in part})
+    json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map},
+              open(os.path.join(d, "model.safetensors.index.json"), "w"), indent=2)
+
+
 def stored(a, dtype):
     """The values a file of this dtype holds, as float64."""
     import numpy as np
@@ -140,20 +156,7 @@ def write_case(root, name, cfg, state, dtype, vocab, merges, shards=1, extra=Non
     json.dump(cfg, open(os.path.join(hf, "config.json"), "w"), indent=2)
     json.dump(vocab, open(os.path.join(hf, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
     open(os.path.join(hf, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
-    tensors = dict(state)
-    tensors.update(extra or {})
-    names = list(tensors)
-    if shards == 1:
-        write_safetensors(os.path.join(hf, "model.safetensors"), tensors, dtype)
-    else:
-        weight_map, per = {}, (len(names) + shards - 1) // shards
-        for k in range(shards):
-            file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
-            part = {n: tensors[n] for n in names[k * per:(k + 1) * per]}
-            write_safetensors(os.path.join(hf, file), part, dtype)
-            weight_map.update({n: file for n in part})
-        json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map},
-                  open(os.path.join(hf, "model.safetensors.index.json"), "w"), indent=2)
+    write_tensors(hf, {**state, **(extra or {})}, dtype, shards)
     return {k: stored(v, dtype) for k, v in state.items()}, np
 
 
@@ -286,16 +289,11 @@ def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    try:
-        import numpy as np
-        import torch  # noqa: F401
-    except ImportError as e:
-        if os.environ.get("POTOP_STRICT_SKIPS") == "1":
-            print(f"FAIL: {e}: the check needs torch and numpy (scripts/setup.sh --all)", file=sys.stderr)
-            return 1
-        print(f"skip cli.hf_import_torch ({e}; scripts/setup.sh --all installs torch)")
-        return SKIP
-    from check_hf_export import gpt2_logits, llama_logits
+    from check_hf_export import gpt2_logits, llama_logits, need_torch
+    missing = need_torch("cli.hf_import_torch")
+    if missing is not None:
+        return missing
+    import numpy as np
     potop, unit_tests = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(7)
     vocab, merges = learn_byte_bpe(TEXT, 60)
