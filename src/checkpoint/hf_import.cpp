@@ -152,7 +152,7 @@ void check_import_out(const fs::path& out) {
 }
 
 void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer& tokenizer, nlohmann::json provenance,
-                          ImportSummary& s, const std::vector<int>& eos_ids) {
+                          ImportSummary& s, const std::vector<int>& eos_ids, const std::string& chat_template) {
   const nlohmann::json normalized = s.kind->normalize(m.config, provenance["from"].get<std::string>());
   s.notes = std::move(m.notes);
   s.parameters = m.model->parameters().count();
@@ -164,6 +164,7 @@ void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer
   if (!ends.empty()) extra["generation"] = {{"eos_token_ids", ends}};
   const std::string quantized = m.model->parameters().quantization();
   if (!quantized.empty()) extra["quantized"] = quantized;
+  if (!chat_template.empty()) extra["chat_template"] = chat_template;
   write_directory_atomic(out, [&](const fs::path& staging) {
     save_model_files(staging, s.kind->name, normalized, tokenizer, nlohmann::json::object(), extra);
     save_weights(staging / "latest.safetensors", m.model->parameters(), ModelHeader{s.kind->name, normalized, &tokenizer},
@@ -188,6 +189,22 @@ std::vector<int> generation_eos_ids(const fs::path& dir, const nlohmann::json& c
 }
 
 }  // namespace
+
+std::string read_hf_chat_template(const fs::path& dir) {
+  if (fs::exists(dir / "chat_template.jinja")) return read_file(dir / "chat_template.jinja");
+  const fs::path config_file = dir / "tokenizer_config.json";
+  if (!fs::exists(config_file)) return "";
+  const nlohmann::json config = read_json_file(config_file);
+  if (!config.is_object() || !config.contains("chat_template") || config["chat_template"].is_null()) return "";
+  const nlohmann::json& t = config["chat_template"];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_array())
+    for (const nlohmann::json& named : t)
+      if (named.is_object() && named.value("name", "") == "default" && named.contains("template") && named["template"].is_string())
+        return named["template"].get<std::string>();
+  throw Error(config_file.string() + ": chat_template: expected a string, or a list of {\"name\", \"template\"} with a "
+              "\"default\"");
+}
 
 bool is_hf_config(const nlohmann::json& j) {
   return j.is_object() && !j.contains("kind") && (j.contains("architectures") || j.contains("model_type"));
@@ -243,7 +260,7 @@ ImportSummary import_hf_dir(const fs::path& src, const fs::path& out) {
   write_imported_model(out, m, *tokenizer,
                        {{"from", fs::absolute(src).lexically_normal().string()}, {"architecture", s.architecture},
                         {"dtypes", s.dtypes}},
-                       s, generation_eos_ids(src, config));
+                       s, generation_eos_ids(src, config), read_hf_chat_template(src));
   return s;
 }
 

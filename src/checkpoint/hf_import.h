@@ -37,9 +37,15 @@ ImportSummary import_hf_dir(const std::filesystem::path& src, const std::filesys
 // `provenance`, and "quantized" when matrices stayed quantized), the tokenizer's files and
 // latest.safetensors. The model's ends of text ("generation": {"eos_token_ids"}, model_dir.h's
 // end_of_text_ids) are the tokenizer's eos and `eos_ids` (a Hugging Face generation_config.json's).
-// Fills s.notes and s.parameters.
+// A `chat_template` (Jinja source; empty: none) goes into config.json's "chat_template", which
+// `potop serve` renders its chats with. Fills s.notes and s.parameters.
 void write_imported_model(const std::filesystem::path& out, ImportedModel& model, const Tokenizer& tokenizer,
-                          nlohmann::json provenance, ImportSummary& s, const std::vector<int>& eos_ids = {});
+                          nlohmann::json provenance, ImportSummary& s, const std::vector<int>& eos_ids = {},
+                          const std::string& chat_template = "");
+// A Hugging Face directory's chat template: chat_template.jinja (what newer transformers save),
+// else tokenizer_config.json's "chat_template" (a string, or named templates: the "default" one);
+// empty when it has none.
+std::string read_hf_chat_template(const std::filesystem::path& dir);
 // `--out` must be new or empty: an Error naming it otherwise.
 void check_import_out(const std::filesystem::path& out);
 

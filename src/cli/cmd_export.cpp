@@ -31,6 +31,12 @@ std::string model_name(const fs::path& model) {
   return p.extension() == ".safetensors" ? p.stem().string() : p.filename().string();
 }
 
+// The model's Jinja chat template (an imported model's), which the exported files carry on.
+std::string jinja_template(const LoadedModel& m) {
+  const nlohmann::json& t = m.files.value("chat_template", nlohmann::json());
+  return t.is_string() ? t.get<std::string>() : "";
+}
+
 int export_gguf(const ExportArgs& a) {
   parse_gguf_weight_type(a.type, "--type");
   check_output_file(a.out, "--out", a.force);
@@ -38,7 +44,8 @@ int export_gguf(const ExportArgs& a) {
   if (!m.kind->export_gguf)
     throw wrong_kind(a.model.model, *m.kind,
                      "a GPT or a Llama, the kinds GGUF export holds (exporting a kind the format cannot hold)");
-  const ExportResult done = m.kind->export_gguf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
+  const ExportResult done =
+      m.kind->export_gguf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out, jinja_template(m)});
   announce(m);
   for (const std::string& note : done.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   std::fprintf(stderr, "export: %s: %s\n", a.out.c_str(), done.summary.c_str());
@@ -52,7 +59,8 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
   LoadedModel m = load_model(a.model);
   if (!m.kind->export_hf) throw wrong_kind(a.model.model, *m.kind, "a GPT or a Llama");
   announce(m);
-  const ExportResult done = m.kind->export_hf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out});
+  const ExportResult done =
+      m.kind->export_hf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out, jinja_template(m)});
   std::fprintf(stderr, "export: %s: %s\n", a.out.c_str(), done.summary.c_str());
   return 0;
 }

@@ -110,6 +110,7 @@ Run add_info(CLI::App& app) {
       if (has_languages) out["source"] = files.files["source"], out["target"] = files.files["target"];
       if (files.files.contains("quantized")) out["quantized"] = files.files["quantized"];
       if (files.files.contains("imported")) out["imported"] = files.files["imported"];
+      if (files.files.contains("chat_template")) out["chat_template"] = files.files["chat_template"];
       if (kind.kv_cache_per_token) out["kv_cache_bytes_per_token"] = kind.kv_cache_per_token(files.config).first;
       std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return 0;
@@ -130,6 +131,11 @@ Run add_info(CLI::App& app) {
     if (const nlohmann::json& im = files.files.value("imported", nlohmann::json()); im.is_object())
       std::printf("imported: %s from %s (%s tensors; potop import)\n", im.value("architecture", std::string("?")).c_str(),
                   im.value("from", std::string("?")).c_str(), im.value("dtypes", std::string("?")).c_str());
+    if (const nlohmann::json& ct = files.files.value("chat_template", nlohmann::json()); ct.is_string())
+      std::printf("chat template: Jinja, %zu bytes (potop chat-template %s --messages FILE shows what it writes)\n",
+                  ct.get<std::string>().size(), dir.string().c_str());
+    else if (ct.is_object())
+      std::printf("chat template: potop's form (%s)\n", ct.value("name", std::string("custom")).c_str());
     const nlohmann::json& t = files.training;
     if (t.is_object() && t.contains("data"))
       std::printf("trained on: %s, %s steps, batch %s, lr %s\n", t.value("data", std::string("?")).c_str(),

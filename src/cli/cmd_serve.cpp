@@ -71,8 +71,8 @@ Run add_serve(CLI::App& app) {
   cmd->add_option("--max-logprobs", limit_flags.max_logprobs, "most alternatives per token a request may ask for")
       ->capture_default_str();
   cmd->add_option("--chat-template", a->chat_template,
-                  "a JSON file of the chat template /v1/chat/completions renders messages with (docs/serve.md; "
-                  "default: the model's, else plain)");
+                  "the chat template /v1/chat/completions renders messages with: a .json file of potop's form, or a "
+                  "Jinja file as Hugging Face's chat_template (docs/serve.md; default: the model's, else plain)");
   add_choice(cmd, "--unknown", unknown_choice(flags.unknown),
              "a prompt's characters the model never saw: error (400), skip them, or replace them with its stand-in, "
              "as train takes them");
@@ -134,8 +134,7 @@ Run add_serve(CLI::App& app) {
     for (const std::string& origin : o.guard.cors_origins)
       check(origin == "*" || origin.starts_with("http://") || origin.starts_with("https://"),
             "--cors-origin " + origin + ": an origin is scheme://host[:port], e.g. https://app.example (or *)");
-    if (!a->chat_template.empty())
-      o.chat_template = serve::chat_template_from_json(read_json_file(a->chat_template), "--chat-template " + a->chat_template);
+    if (!a->chat_template.empty()) o.chat_template = serve::chat_template_from_file(a->chat_template);
     const KVCacheType cache_type = parse_kv_cache_type(a->kv_cache, "--kv-cache");
     LoadedModel m = load_model(a->model);
     if (CausalLM* lm = task<CausalLM>(*m.model)) lm->set_kv_cache_type(cache_type);
@@ -143,6 +142,18 @@ Run add_serve(CLI::App& app) {
       throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT, a classifier or a translation model (the kinds potop "
                                                 "serve answers)");
     announce(m);
+    // A Jinja template given with --chat-template reads the model's special tokens too.
+    if (o.chat_template && o.chat_template->jinja) o.chat_template->variables = serve::special_token_texts(*m.tokenizer);
+    if (!o.chat_template && m.kind->can(Task::kCausalLM)) {
+      // A model's Jinja template potop cannot render: say so once, and chat with the plain one.
+      std::string fallback;
+      o.chat_template = serve::model_chat_template(m.files, serve::special_token_texts(*m.tokenizer), &fallback);
+      if (!fallback.empty())
+        std::fprintf(stderr, "potop serve: the model's chat template is not used (%s); chats use the plain template "
+                             "(--chat-template FILE gives another)\n", fallback.c_str());
+      else if (o.chat_template->jinja)
+        std::fprintf(stderr, "potop serve: chats use the model's own chat template (Jinja, from its config.json)\n");
+    }
     // The batcher's: one forward pass serves every slot. Not every core by default: an OpenMP team
     // waits at each barrier for its slowest thread, and a team spanning every core keeps waiting
     // for a thread the connections (or another process) displaced. On 2 busy cores, 2 threads

@@ -32,5 +32,6 @@ Run add_bert(CLI::App& app);
 Run add_export(CLI::App& app);
 Run add_quantize(CLI::App& app);
 Run add_import(CLI::App& app);
+Run add_chat_template(CLI::App& app);
 
 }  // namespace potop::cli

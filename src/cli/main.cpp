@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
                     potop::cli::add_plot, potop::cli::add_attention, potop::cli::add_info,
                     potop::cli::add_tokenizer, potop::cli::add_prepare, potop::cli::add_serve,
                     potop::cli::add_bow, potop::cli::add_translate, potop::cli::add_word2vec, potop::cli::add_bert,
-                    potop::cli::add_classify, potop::cli::add_quantize, potop::cli::add_export, potop::cli::add_import}) {
+                    potop::cli::add_classify, potop::cli::add_quantize, potop::cli::add_export, potop::cli::add_import,
+                    potop::cli::add_chat_template}) {
     auto run = add(app);
     runs[app.get_subcommands({}).back()] = std::move(run);
   }

@@ -86,8 +86,7 @@ void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<st
   const int eot = t.specials().eos, bos = t.specials().bos;
   std::vector<int32_t> types(static_cast<size_t>(t.size()), kNormal);
   for (int id = 0; id < t.size(); ++id) tokens.push_back(t.piece(id));
-  for (const int special : {bos, eot})
-    if (special >= 0) types[static_cast<size_t>(special)] = kControl;
+  for (const int special : t.special_ids()) types[static_cast<size_t>(special)] = kControl;
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", pre);
   w.add_strings("tokenizer.ggml.tokens", tokens);

@@ -1,6 +1,7 @@
 // The files every Hugging Face export writes alike (see hf_files.h and docs/export-hf.md).
 #include "export/hf_files.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "core/error.h"
@@ -46,7 +47,8 @@ ojson tokenizer_json(ojson added, ojson pre_tokenizer, ojson decoder, ojson mode
   return j;
 }
 
-ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& tokenizer, int model_max_length) {
+ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& tokenizer, int model_max_length,
+                       const std::string& chat_template) {
   ojson j;
   j["tokenizer_class"] = tokenizer_class;
   j["model_max_length"] = model_max_length;
@@ -57,6 +59,7 @@ ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& toke
     j["eos_token"] = kSpecialPieces[kEosId];
     j["unk_token"] = kSpecialPieces[kUnkId];
   }
+  if (!chat_template.empty()) j["chat_template"] = chat_template;
   return j;
 }
 
@@ -111,7 +114,7 @@ void write_hf_generation_config(const Tokenizer& tokenizer, int max_length, cons
   write_file_atomic(dir / "generation_config.json", hf_json_text(j));
 }
 
-void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs::path& dir) {
+void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs::path& dir, const std::string& chat_template) {
   if (const auto* chars = dynamic_cast<const CharTokenizer*>(&t)) {
     // One token per code point: a BPE without merges over the characters themselves (not GPT-2's
     // bytes, whose pieces the vocabulary lacks), the whole text one word, tokens joined by Fuse.
@@ -120,7 +123,7 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     write_file_atomic(dir / "tokenizer.json",
                       hf_json_text(tokenizer_json(ojson::array(), nullptr, {{"type", "Fuse"}}, bpe_model(vocab))));
     write_file_atomic(dir / "tokenizer_config.json",
-                      hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length)));
+                      hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length, chat_template)));
   } else if (dynamic_cast<const ByteTokenizer*>(&t)) {
     // The specials, then byte b as id 4 + b: GPT-2's byte-level BPE with no merges.
     ojson vocab = ojson::object(), added = ojson::array();
@@ -136,7 +139,7 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     write_file_atomic(dir / "vocab.json", vocab.dump() + "\n");  // GPT2Tokenizer's files
     write_file_atomic(dir / "merges.txt", "#version: 0.2\n");
     write_file_atomic(dir / "tokenizer_config.json",
-                      hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length)));
+                      hf_json_text(tokenizer_config("PreTrainedTokenizerFast", t, model_max_length, chat_template)));
   } else if (const auto* gpt2 = dynamic_cast<const ByteBpeTokenizer*>(&t)) {
     // GPT-2's own files and its tokenizer.json: byte-level BPE with its split expressions (GPT-2's:
     // ByteLevel's use_regex), the merges by rank, its specials added tokens. A split that is not
@@ -147,8 +150,9 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     ojson added = ojson::array(), merges = ojson::array();
     const SpecialTokens specials = gpt2->specials();
     for (const std::string& m : gpt2->merges()) merges.push_back(m);
-    if (specials.bos >= 0) added.push_back(added_token(specials.bos, gpt2->token(specials.bos)));
-    if (specials.eos >= 0 && specials.eos != specials.bos) added.push_back(added_token(specials.eos, gpt2->token(specials.eos)));
+    std::vector<int> special_ids = gpt2->special_ids();  // bos, eos and the other added specials, by id
+    std::sort(special_ids.begin(), special_ids.end());
+    for (const int id : special_ids) added.push_back(added_token(id, gpt2->token(id)));
     const ojson byte_level = {
         {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
     // The vocabulary goes in as vocab.json's text (vocab_json): ordered_json's inserts search
@@ -164,7 +168,7 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     text.replace(at, ojson(placeholder).dump().size(), vocab);
     write_file_atomic(dir / "tokenizer.json", text);
     const bool gpt2_split = options.split == ByteBpeOptions{}.split && !options.ignore_merges;
-    ojson j = tokenizer_config(gpt2_split ? "GPT2Tokenizer" : "PreTrainedTokenizerFast", t, model_max_length);
+    ojson j = tokenizer_config(gpt2_split ? "GPT2Tokenizer" : "PreTrainedTokenizerFast", t, model_max_length, chat_template);
     // null where there is none (Qwen2's bos): a reader would otherwise take GPT-2's <|endoftext|>.
     j["bos_token"] = specials.bos >= 0 ? ojson(gpt2->token(specials.bos)) : ojson(nullptr);
     j["eos_token"] = specials.eos >= 0 ? ojson(gpt2->token(specials.eos)) : ojson(nullptr);
@@ -175,7 +179,7 @@ void write_hf_tokenizer_files(const Tokenizer& t, int model_max_length, const fs
     // SentencePiece's own model, for a SentencePiece-based tokenizer class: encoded with
     // sp_model.encode (legacy), no <bos> or <eos> added.
     write_file_atomic(dir / "tokenizer.model", sp->model());
-    ojson j = tokenizer_config("LlamaTokenizer", t, model_max_length);
+    ojson j = tokenizer_config("LlamaTokenizer", t, model_max_length, chat_template);
     j["add_bos_token"] = false;
     j["add_eos_token"] = false;
     j["legacy"] = true;

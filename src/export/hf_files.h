@@ -43,8 +43,10 @@ void write_hf_directory(const std::filesystem::path& out_dir,
 
 // model.safetensors: the tensors in order, F32, with the metadata format "pt" transformers requires.
 void write_hf_safetensors(const std::filesystem::path& path, const std::vector<HfTensor>& tensors);
-// The tokenizer's files (see above) into dir; model_max_length is the model's context length.
-void write_hf_tokenizer_files(const Tokenizer& tokenizer, int model_max_length, const std::filesystem::path& dir);
+// The tokenizer's files (see above) into dir; model_max_length is the model's context length; a
+// `chat_template` (Jinja; empty: none) goes into tokenizer_config.json.
+void write_hf_tokenizer_files(const Tokenizer& tokenizer, int model_max_length, const std::filesystem::path& dir,
+                              const std::string& chat_template = "");
 // generation_config.json: bos/eos/pad ids (when the tokenizer has them) and max_length.
 void write_hf_generation_config(const Tokenizer& tokenizer, int max_length, const std::filesystem::path& dir);
 // JSON as the files are written: two-space indented, a final newline.

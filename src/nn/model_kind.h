@@ -31,6 +31,7 @@ struct ExportRequest {
   std::string type;  // gguf: the weight matrices' type, f32, f16 or q8_0 (checked by the command)
   std::string name;  // gguf: general.name
   std::string out;   // the file (gguf) or the new directory (hf) to write
+  std::string chat_template;  // the model's Jinja chat template (config.json's), carried along; empty: none
 };
 struct ExportResult {
   std::vector<std::string> notes;  // lines for the user: fallbacks, what the other program does differently

@@ -36,7 +36,8 @@ class CausalLMEndpoints final : public Endpoints {
         batcher(lm, o.threads, o.prefill_chunk),
         attention_model(model.model->replica()),
         attention_view(task<SelfAttention>(*attention_model)),
-        chat_template(o.chat_template ? *o.chat_template : model_chat_template(model.files)),
+        chat_template(o.chat_template ? *o.chat_template
+                                       : model_chat_template(model.files, special_token_texts(*model.tokenizer))),
         end_ids(end_of_text_ids(model)) {
     name = served_name(model.weights);
   }

@@ -1,7 +1,9 @@
 #include "serve/chat_request.h"
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "serve/api_error.h"
+#include "tokenizer/special_texts.h"
 
 namespace potop::serve {
 
@@ -19,21 +21,18 @@ std::string fill(const std::string& pattern, const std::string& content) {
   return out + pattern.substr(at);
 }
 
-std::string render(const ChatTemplate& t, const json& messages, std::string& last_user) {
+// Checks the messages and hands each to `write` (its role and text).
+template <typename Write>
+void each_message(const json& messages, std::string& last_user, Write write) {
   if (!messages.is_array() || messages.empty())
     throw ApiError::invalid("messages", "messages must be a non-empty array of {\"role\", \"content\"} objects");
-  std::string text;
   for (size_t i = 0; i < messages.size(); ++i) {
     const json& m = messages[i];
     const std::string where = "messages[" + std::to_string(i) + "]";
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
       throw ApiError::invalid("messages", where + " must be an object with a string role");
     const std::string role = m["role"].get<std::string>();
-    const std::string* pattern = role == "system" || role == "developer" ? &t.system
-                                 : role == "user"                         ? &t.user
-                                 : role == "assistant"                    ? &t.assistant
-                                                                          : nullptr;
-    if (!pattern)
+    if (role != "system" && role != "developer" && role != "user" && role != "assistant")
       throw ApiError::invalid("messages", where + ".role '" + role + "' is not supported: use system, developer, "
                                                   "user or assistant (tools are not supported)");
     if (m.contains("tool_calls") && !m["tool_calls"].is_null())
@@ -42,9 +41,8 @@ std::string render(const ChatTemplate& t, const json& messages, std::string& las
       throw ApiError::invalid("messages", where + ".content is required");
     const std::string content = message_text(m["content"], where);
     if (role == "user") last_user = content;
-    text += fill(*pattern, content);
+    write(role, content);
   }
-  return text + t.generation;
 }
 
 // Fields OpenAI's chat API defines that a potop model cannot honour.
@@ -110,11 +108,75 @@ ChatTemplate chat_template_from_json(const json& j, const std::string& source) {
   return t;
 }
 
-ChatTemplate model_chat_template(const json& files) {
+nlohmann::ordered_json special_token_texts(const Tokenizer& tokenizer) {
+  const SpecialTokens s = tokenizer.specials();
+  nlohmann::ordered_json texts = nlohmann::ordered_json::object();
+  for (const auto& [name, id] : {std::pair{"bos_token", s.bos}, {"eos_token", s.eos}, {"unk_token", s.unk}, {"pad_token", s.pad}})
+    if (id >= 0) texts[name] = special_text(tokenizer, id);
+  return texts;
+}
+
+ChatTemplate jinja_chat_template(const std::string& text, const std::string& source) {
+  ChatTemplate t;
+  try {
+    t.jinja = std::make_shared<const jinja::Template>(text);
+  } catch (const jinja::TemplateError& e) {
+    throw jinja::TemplateError(e.kind, source + ": " + e.what());
+  }
+  t.name = "jinja";
+  return t;
+}
+
+ChatTemplate chat_template_from_file(const std::string& path) {
+  if (path.ends_with(".json")) return chat_template_from_json(read_json_file(path), "--chat-template " + path);
+  return jinja_chat_template(read_file(path), "--chat-template " + path);
+}
+
+ChatTemplate model_chat_template(const json& files, const nlohmann::ordered_json& special_texts, std::string* fallback) {
   if (!files.is_object() || !files.contains("chat_template")) return ChatTemplate{};
-  ChatTemplate t = chat_template_from_json(files["chat_template"], "config.json: chat_template");
+  const json& source = files["chat_template"];
+  if (source.is_string()) {
+    try {
+      ChatTemplate t = jinja_chat_template(source.get<std::string>(), "config.json: chat_template");
+      t.name = "the model's (jinja)";
+      t.variables = special_texts;
+      return t;
+    } catch (const jinja::TemplateError& e) {
+      if (fallback) *fallback = e.what();
+      return ChatTemplate{};
+    }
+  }
+  ChatTemplate t = chat_template_from_json(source, "config.json: chat_template");
   if (t.name == "custom") t.name = "the model's";
   return t;
+}
+
+std::string render_chat(const ChatTemplate& t, const json& messages, std::string& last_user, bool add_generation_prompt) {
+  if (!t.jinja) {
+    std::string text;
+    each_message(messages, last_user, [&](const std::string& role, const std::string& content) {
+      const std::string& pattern = role == "system" || role == "developer" ? t.system : role == "user" ? t.user : t.assistant;
+      text += fill(pattern, content);
+    });
+    return add_generation_prompt ? text + t.generation : text;
+  }
+  // Hugging Face's templates know system, user and assistant; OpenAI's developer role is its system.
+  // Each message as {"role", "content"}, in that order (a template's tojson prints them so).
+  nlohmann::ordered_json conversation = nlohmann::ordered_json::array();
+  each_message(messages, last_user, [&](const std::string& role, const std::string& content) {
+    nlohmann::ordered_json m;
+    m["role"] = role == "developer" ? "system" : role;
+    m["content"] = content;
+    conversation.push_back(std::move(m));
+  });
+  nlohmann::ordered_json context = t.variables;
+  context["messages"] = std::move(conversation);
+  context["add_generation_prompt"] = add_generation_prompt;
+  try {
+    return t.jinja->render(context);
+  } catch (const jinja::TemplateError& e) {
+    throw ApiError::invalid("messages", std::string("the model's chat template: ") + e.what());
+  }
 }
 
 ChatRequest parse_chat_request(std::string_view text, const Limits& limits, const ChatTemplate& chat_template) {
@@ -140,7 +202,7 @@ ChatRequest chat_request_from_json(const json& body, const Limits& limits, const
   else if (!top.is_null()) throw ApiError::invalid("top_logprobs", "top_logprobs needs logprobs: true");
 
   ChatRequest r;
-  const std::string prompt = render(chat_template, body["messages"], r.last_user);
+  const std::string prompt = render_chat(chat_template, body["messages"], r.last_user);
   completion["prompt"] = prompt;
   try {
     r.completion = completion_request_from_json(completion, limits);
@@ -151,6 +213,7 @@ ChatRequest chat_request_from_json(const json& body, const Limits& limits, const
       throw ApiError::invalid("top_logprobs", std::string(e.what()).replace(0, 8, "top_logprobs"));
     throw;
   }
+  r.completion.special_texts = chat_template.jinja != nullptr;
   for (const std::string& s : chat_template.stop)
     if (r.completion.stop.size() < 16) r.completion.stop.push_back(s);
 

@@ -6,8 +6,11 @@
 //    "generation": "", "stop": []}
 // ("{content}" is replaced by the message's text). That is the default, "plain", for base
 // models trained on running text: the conversation is the text so far, and the model continues
-// it. A model directory may carry its own in config.json's "chat_template"; `potop serve
-// --chat-template FILE` overrides both (docs/serve.md).
+// it. A model directory may carry its own in config.json's "chat_template": that JSON form, or
+// a Hugging Face chat template (Jinja source, as `potop import` copies it from
+// tokenizer_config.json), rendered as @huggingface/jinja renders it (generate/jinja/template.h).
+// `potop serve --chat-template FILE` (a .json of the JSON form, or a Jinja file) overrides both
+// (docs/serve.md).
 //
 // The request's fields are OpenAI's: messages (role system, developer, user or assistant; content
 // a string or an array of text parts), max_completion_tokens (or max_tokens), temperature, top_p,
@@ -19,10 +22,13 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "generate/jinja/template.h"
 #include "serve/completion_request.h"
 #include "serve/limits.h"
+#include "tokenizer/tokenizer.h"
 
 namespace potop::serve {
 
@@ -31,15 +37,38 @@ struct ChatTemplate {
   std::string generation;          // written after the last message: the assistant's turn begins
   std::vector<std::string> stop;   // where the assistant's turn ends (added to the request's stop)
   std::string name = "plain";      // what /v1/models reports
+  // A Jinja template writes the whole conversation (the fields above are then unused), given the
+  // messages, add_generation_prompt and `variables` (bos_token, eos_token, ... as Hugging Face
+  // passes the tokenizer's special tokens).
+  std::shared_ptr<const jinja::Template> jinja;
+  nlohmann::ordered_json variables = nlohmann::ordered_json::object();
 };
 
 // A template from its JSON (fields absent keep the plain template's); `source` names the file or
 // config for errors (potop::Error).
 ChatTemplate chat_template_from_json(const nlohmann::json& j, const std::string& source);
 
+// The texts of a tokenizer's special tokens as Hugging Face hands them to a chat template:
+// {"bos_token": "<|im_start|>", "eos_token": ..., "unk_token": ..., "pad_token": ...}, those it has.
+nlohmann::ordered_json special_token_texts(const Tokenizer& tokenizer);
+
+// A Jinja template from its source; `source` names it for errors (TemplateError).
+ChatTemplate jinja_chat_template(const std::string& text, const std::string& source);
+// `potop serve --chat-template FILE`: a .json file holds the JSON form, any other a Jinja template.
+ChatTemplate chat_template_from_file(const std::string& path);
+
 // The template a model directory carries (config.json's "chat_template", `files` being config.json
-// as a whole), else the plain one.
-ChatTemplate model_chat_template(const nlohmann::json& files);
+// as a whole), else the plain one. `special_texts` (bos_token, eos_token, ...) become a Jinja
+// template's variables. A Jinja template potop cannot parse gives the plain template, and
+// `fallback` (when given) says why; every other mistake throws potop::Error.
+ChatTemplate model_chat_template(const nlohmann::json& files,
+                                 const nlohmann::ordered_json& special_texts = nlohmann::ordered_json::object(),
+                                 std::string* fallback = nullptr);
+
+// The prompt a conversation becomes: messages checked as the chat API takes them (400s naming
+// the message), then rendered; a Jinja template that raises or fails is a 400 too.
+std::string render_chat(const ChatTemplate& t, const nlohmann::json& messages, std::string& last_user,
+                        bool add_generation_prompt = true);
 
 struct ChatRequest {
   CompletionRequest completion;  // prompt: the rendered conversation; logprobs: top_logprobs or -1

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "serve/api_error.h"
+#include "tokenizer/special_texts.h"
 
 namespace potop::serve {
 
@@ -50,7 +51,8 @@ std::vector<int> encode_prompt(const Tokenizer& tokenizer, const CompletionReque
                                Unknown unknown) {
   std::vector<int> ids;
   try {
-    ids = tokenizer.encode(request.prompt, "prompt", unknown, nullptr);
+    ids = request.special_texts ? encode_with_specials(tokenizer, request.prompt, "prompt", unknown, nullptr)
+                                : tokenizer.encode(request.prompt, "prompt", unknown, nullptr);
   } catch (const Error& e) {
     throw ApiError::invalid("prompt", e.what());
   }

@@ -35,6 +35,9 @@ struct CompletionRequest {
   int logprobs = -1;             // -1: no log-probs; k >= 0: each token's, with k alternatives
   bool echo = false;             // return the prompt too, with its log-probs
   bool stream = false;
+  // The prompt holds special tokens written out (a Jinja chat template's "<|im_start|>", "<s>"):
+  // their texts are read as the tokens (tokenizer/special_texts.h).
+  bool special_texts = false;
   bool ignore_eos = false;   // generate past the model's ends of text (as potop sample --ignore-eos)
   std::vector<int> end_ids;  // the model's ends of text (not the request's: the server sets them)
 };

@@ -1,6 +1,7 @@
 // ByteBpeTokenizer::from_hf_json: a Hugging Face tokenizer.json of a byte-level BPE (GPT-2's,
 // Llama 3's, SmolLM's) read into potop's byte_bpe, its pre-tokenizer as split expressions.
 // What potop would run differently from Hugging Face's tokenizers is refused, naming the field.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -172,12 +173,14 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_hf_json(const json& j, 
     tokens[i] = token;
   };
   for (const auto& [token, id] : vocab.items()) place(token, id, source + ": model.vocab");
+  std::vector<long long> special_ids;  // the added tokens marked special
   if (j.contains("added_tokens")) {
     if (!j["added_tokens"].is_array()) throw Error(source + ": added_tokens: expected a list");
     for (const json& a : j["added_tokens"]) {
       if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || !a.contains("id"))
         throw Error(source + ": added_tokens: expected objects with content and id");
       place(a["content"].get<std::string>(), a["id"], source + ": added_tokens");
+      if (a.value("special", false)) special_ids.push_back(a["id"].get<long long>());
     }
   }
   for (size_t i = 0; i < tokens.size(); ++i)
@@ -203,6 +206,14 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_hf_json(const json& j, 
   if (config.is_object()) {
     if (config.contains("bos_token")) options.bos = special_text(config["bos_token"]);
     if (config.contains("eos_token")) options.eos = special_text(config["eos_token"]);
+  }
+  // The other special tokens, by id (as a GGUF file's control tokens come): bos and eos are named already.
+  std::sort(special_ids.begin(), special_ids.end());
+  for (const long long id : special_ids) {
+    const std::string& text = tokens[static_cast<size_t>(id)];
+    if (text != options.bos && text != options.eos &&
+        std::find(options.special.begin(), options.special.end(), text) == options.special.end())
+      options.special.push_back(text);
   }
   return std::make_unique<ByteBpeTokenizer>(std::move(tokens), merges, source, std::move(options));
 }

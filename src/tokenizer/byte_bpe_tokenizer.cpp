@@ -1,5 +1,6 @@
 #include "tokenizer/byte_bpe_tokenizer.h"
 
+#include <algorithm>
 #include <unicode/regex.h>
 #include <unicode/unistr.h>
 
@@ -44,7 +45,9 @@ std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::st
 }
 
 nlohmann::json options_json(const ByteBpeOptions& o) {
-  return {{"split", o.split}, {"ignore_merges", o.ignore_merges}, {"bos", o.bos}, {"eos", o.eos}};
+  nlohmann::json j = {{"split", o.split}, {"ignore_merges", o.ignore_merges}, {"bos", o.bos}, {"eos", o.eos}};
+  if (!o.special.empty()) j["special"] = o.special;  // absent where none, so older hashes stay
+  return j;
 }
 
 ByteBpeOptions options_from_json(const nlohmann::json& j, const std::string& source) {
@@ -61,11 +64,17 @@ ByteBpeOptions options_from_json(const nlohmann::json& j, const std::string& sou
     } else if (key == "ignore_merges") {
       if (!value.is_boolean()) throw Error(source + ": ignore_merges: expected true or false");
       o.ignore_merges = value.get<bool>();
+    } else if (key == "special") {
+      if (!value.is_array()) throw Error(source + ": special: expected a list of tokens' texts");
+      for (const auto& e : value) {
+        if (!e.is_string() || e.get<std::string>().empty()) throw Error(source + ": special: expected tokens' texts");
+        o.special.push_back(e.get<std::string>());
+      }
     } else if (key == "bos" || key == "eos") {
       if (!value.is_string()) throw Error(source + ": " + key + ": expected a token's text");
       (key == "bos" ? o.bos : o.eos) = value.get<std::string>();
     } else {
-      throw Error(source + ": unknown option \"" + key + "\" (known: split, ignore_merges, bos, eos)");
+      throw Error(source + ": unknown option \"" + key + "\" (known: split, ignore_merges, bos, eos, special)");
     }
   }
   return o;
@@ -154,6 +163,11 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
     if (t == options_.bos) bos_ = static_cast<int>(id);
     if (t == options_.eos) eos_ = static_cast<int>(id);
     if (options_.ignore_merges && spelled_in_bytes_[id]) whole_.emplace(bytes_[id], static_cast<int>(id));
+  }
+  for (const std::string& text : options_.special) {
+    const auto it = id_of.find(text);
+    if (it == id_of.end()) throw Error(source + ": special token " + nlohmann::json(text).dump() + " is not in the vocabulary");
+    special_ids_.push_back(it->second);
   }
   for (int b = 0; b < 256; ++b) {
     const auto it = id_of.find(byte_level_char(static_cast<unsigned char>(b)));
@@ -311,6 +325,15 @@ SpecialTokens ByteBpeTokenizer::specials() const {
   s.bos = bos_;
   s.eos = eos_;
   return s;
+}
+
+std::vector<int> ByteBpeTokenizer::special_ids() const {
+  std::vector<int> ids;
+  for (const int id : {bos_, eos_})
+    if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  for (const int id : special_ids_)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  return ids;
 }
 
 uint64_t ByteBpeTokenizer::hash() const {

@@ -34,6 +34,10 @@ struct ByteBpeOptions {
   std::vector<std::string> split = {gpt2_split_expression()};
   bool ignore_merges = false;  // a piece that is a token is that token, merged or not
   std::string bos = "<|endoftext|>", eos = "<|endoftext|>";  // tokens' texts; absent ones count as none
+  // The other special tokens' texts (tokenizer.json's added tokens marked special, a GGUF file's
+  // control tokens: Llama 3's "<|start_header_id|>"), which a rendered chat prompt writes out
+  // (tokenizer/special_texts.h).
+  std::vector<std::string> special;
   static std::string gpt2_split_expression();
   bool operator==(const ByteBpeOptions&) const = default;
 };
@@ -82,6 +86,7 @@ class ByteBpeTokenizer final : public Tokenizer {
   std::string piece(int id) const override;                     // as vocab.json spells it: "Ġthe"
   int char_count(int id) const override;
   SpecialTokens specials() const override;
+  std::vector<int> special_ids() const override;  // bos, eos and the options' special tokens
   uint64_t hash() const override;  // of the tokens and the merges
   // {"kind": "byte_bpe", "tokens": [...], "merges": [...]}, and "options" where they are not GPT-2's.
   nlohmann::json to_json() const override;
@@ -108,6 +113,7 @@ class ByteBpeTokenizer final : public Tokenizer {
   int byte_id_[256];
   ByteBpeOptions options_;
   int bos_ = -1, eos_ = -1;  // where the vocabulary has them
+  std::vector<int> special_ids_;  // options_.special's
   std::unordered_map<std::string, int> whole_;  // bytes -> token, with ignore_merges
   std::unique_ptr<Splitter> splitter_;
 };

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -72,6 +73,14 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
     return t;
   }
   throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: " + kKnownKinds + ")");
+}
+
+std::vector<int> Tokenizer::special_ids() const {
+  const SpecialTokens s = specials();
+  std::vector<int> ids;
+  for (const int id : {s.bos, s.eos, s.pad, s.unk})
+    if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  return ids;
 }
 
 std::string tokenizer_file(std::string_view kind) {

@@ -120,6 +120,9 @@ class Tokenizer {
 
   // Its special tokens (the default: potop's, kPotopSpecials).
   virtual SpecialTokens specials() const { return kPotopSpecials; }
+  // Every special token a chat template may write out as text (tokenizer/special_texts.h): the
+  // specials' ids (the default), and a Hugging Face vocabulary's other added special tokens.
+  virtual std::vector<int> special_ids() const;
 
   // FNV-1a-64 of the vocabulary (SentencePiece: of the serialized model), stable across versions:
   // checkpoints keep it to catch a mismatch.

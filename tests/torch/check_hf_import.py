@@ -30,6 +30,7 @@ POTOP_STRICT_SKIPS=1).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -414,10 +415,38 @@ def main():
         state["transformer.ln_f.weight"], state["transformer.ln_f.bias"] = np.zeros(C, np.float32), v
         state["transformer.wte.weight"][V - 1] = 10 * v / np.linalg.norm(v)
         write_case(root, "gpt2-ends", gpt2_cfg, state, "F32", vocab, merges)
+        # Its chat template (tokenizer_config.json's, Jinja) is kept, and serve's chats use it.
+        chat_template = ("{% for m in messages %}{{ bos_token }}{{ m['role'] }}: {{ m['content'] | trim }}\n{% endfor %}"
+                         "{% if add_generation_prompt %}{{ bos_token }}assistant:{% endif %}")
+        with open(os.path.join(root, "gpt2-ends", "hf", "tokenizer_config.json"), "w") as f:
+            json.dump({"chat_template": chat_template}, f)
         d = os.path.join(root, "gpt2-ends", "potop")
         r = subprocess.run([potop, "import", os.path.join(root, "gpt2-ends", "hf"), "--out", d], capture_output=True, text=True)
         ends = json.load(open(os.path.join(d, "config.json"))).get("generation") if r.returncode == 0 else None
         check(ends == {"eos_token_ids": [V - 1]}, f"import keeps the end of text, <|endoftext|> ({ends})")
+        kept = json.load(open(os.path.join(d, "config.json"))).get("chat_template") if r.returncode == 0 else None
+        check(kept == chat_template, f"import keeps tokenizer_config.json's chat_template ({kept!r})")
+        r = subprocess.run([potop, "info", "-m", d], capture_output=True, text=True)
+        check(f"chat template: Jinja, {len(chat_template.encode())} bytes" in r.stdout,
+              f"potop info shows the chat template: {r.stdout[-400:]}")
+        with open(os.path.join(root, "chat.json"), "w") as f:
+            json.dump([{"role": "user", "content": " The quick "}], f)
+        r = subprocess.run([potop, "chat-template", d, "--messages", os.path.join(root, "chat.json")],
+                           capture_output=True, text=True)
+        check(r.stdout == "<|endoftext|>user: The quick\n<|endoftext|>assistant:",
+              f"potop chat-template renders the imported model's template: {r.stdout!r} {r.stderr}")
+        # Exported, the template goes with it: tokenizer_config.json's, GGUF's tokenizer.chat_template
+        # (imported back here).
+        again = os.path.join(root, "gpt2-ends", "again")
+        r = subprocess.run([potop, "export", "-m", d, "--format", "hf", "--out", again], capture_output=True, text=True)
+        kept = json.load(open(os.path.join(again, "tokenizer_config.json"))).get("chat_template") if r.returncode == 0 else None
+        check(kept == chat_template, f"export --format hf writes the chat template into tokenizer_config.json ({kept!r})")
+        gguf = os.path.join(root, "gpt2-ends", "model.gguf")
+        r = subprocess.run([potop, "export", "-m", d, "--format", "gguf", "--out", gguf], capture_output=True, text=True)
+        r2 = subprocess.run([potop, "import", gguf, "--out", gguf + ".potop"], capture_output=True, text=True)
+        kept = json.load(open(os.path.join(gguf + ".potop", "config.json"))).get("chat_template") if r2.returncode == 0 else None
+        check(r.returncode == 0 and kept == chat_template,
+              f"export --format gguf writes tokenizer.chat_template, which import reads ({kept!r} {r.stderr[-200:]} {r2.stderr[-200:]})")
         sample = [potop, "sample", "-m", d, "-p", "The quick", "-n", "5", "--temperature", "0", "--json"]
         r = subprocess.run(sample, capture_output=True, text=True)
         got = json.loads(r.stdout)["samples"][0] if r.returncode == 0 else {}
@@ -429,11 +458,13 @@ def main():
               f"potop sample --ignore-eos goes on: {got or r.stderr}")
         server = subprocess.Popen([potop, "serve", "-m", d, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE, text=True)
         try:
-            url = None
+            url, said = None, ""
             for line in server.stderr:
+                said += line
                 if "listening on " in line:
                     url = line.split("listening on ")[1].split()[0]
                     break
+            check("chats use the model's own chat template" in said, f"potop serve says it chats with the model's template: {said}")
             body = json.dumps({"prompt": "The quick", "max_tokens": 5, "temperature": 0}).encode()
             req = urllib.request.Request(url + "/v1/completions", body, {"Content-Type": "application/json"})
             got = json.loads(urllib.request.urlopen(req, timeout=60).read())
@@ -445,8 +476,42 @@ def main():
             choice = json.loads(urllib.request.urlopen(req, timeout=60).read())["choices"][0]
             check(choice["finish_reason"] == "length" and choice["text"].count("<|endoftext|>") == 5,
                   f"potop serve's ignore_eos goes on past it: {choice}")
+            # The chat prompt is the template's, its written-out <|endoftext|> read as the token:
+            # "user: The quick\n" and "assistant:" as text, two <|endoftext|> tokens.
+            def prompt_tokens(body):
+                req = urllib.request.Request(url + "/v1/completions", json.dumps(body).encode(),
+                                             {"Content-Type": "application/json"})
+                return json.loads(urllib.request.urlopen(req, timeout=60).read())["usage"]["prompt_tokens"]
+            text_tokens = prompt_tokens({"prompt": "user: The quick\n", "max_tokens": 1}) + \
+                prompt_tokens({"prompt": "assistant:", "max_tokens": 1})
+            body = json.dumps({"messages": [{"role": "user", "content": " The quick "}], "max_tokens": 3,
+                               "temperature": 0}).encode()
+            req = urllib.request.Request(url + "/v1/chat/completions", body, {"Content-Type": "application/json"})
+            got = json.loads(urllib.request.urlopen(req, timeout=60).read())
+            check(got["usage"]["prompt_tokens"] == text_tokens + 2 and got["choices"][0]["finish_reason"] == "stop",
+                  f"potop serve's chat renders the model's Jinja template ({got['usage']}, {text_tokens} + 2 expected)")
         except Exception as e:  # noqa: BLE001 - any failure is the check's
             check(False, f"potop serve's completion at the end of text: {e}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+        # A chat template potop cannot render: serve says so at start-up and chats with the plain one.
+        broken = os.path.join(root, "gpt2-ends", "broken-template")
+        shutil.copytree(d, broken)
+        config = json.load(open(os.path.join(broken, "config.json")))
+        config["chat_template"] = "{% include 'other.jinja' %}"
+        json.dump(config, open(os.path.join(broken, "config.json"), "w"))
+        server = subprocess.Popen([potop, "serve", "-m", broken, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE,
+                                  text=True)
+        try:
+            said = ""
+            for line in server.stderr:
+                said += line
+                if "listening on " in line:
+                    break
+            check("chat template is not used" in said and "chats use the plain template" in said,
+                  f"potop serve says at start-up that it falls back to the plain template: {said}")
         finally:
             server.terminate()
             server.wait(timeout=30)

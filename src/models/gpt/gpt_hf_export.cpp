@@ -141,7 +141,7 @@ void export_hf(const LoadedGpt& model, const fs::path& out_dir) {
   export_hf(*model.model, *model.tokenizer, out_dir);
 }
 
-void export_hf(const GPT& gpt, const Tokenizer& tokenizer, const fs::path& out_dir) {
+void export_hf(const GPT& gpt, const Tokenizer& tokenizer, const fs::path& out_dir, const std::string& chat_template) {
   const HfSource model{gpt.config(), &gpt, &tokenizer};
   check_maps(model.config, *model.tokenizer);
 
@@ -149,7 +149,7 @@ void export_hf(const GPT& gpt, const Tokenizer& tokenizer, const fs::path& out_d
     write_hf_safetensors(tmp / "model.safetensors", gpt2_tensors(model));
     write_file_atomic(tmp / "config.json", hf_json_text(config_json(model)));
     write_hf_generation_config(tokenizer, model.config.block_size, tmp);
-    write_hf_tokenizer_files(tokenizer, model.config.block_size, tmp);
+    write_hf_tokenizer_files(tokenizer, model.config.block_size, tmp, chat_template);
   });
 }
 

@@ -26,7 +26,9 @@ namespace potop {
 // directory (else a potop::Error naming it); its parents are created. The files are written into
 // a temporary sibling which is renamed to out_dir at the end, so a failure leaves no half-written
 // directory behind.
-void export_hf(const GPT& model, const Tokenizer& tokenizer, const std::filesystem::path& out_dir);
+// `chat_template` (Jinja; empty: none) goes into tokenizer_config.json.
+void export_hf(const GPT& model, const Tokenizer& tokenizer, const std::filesystem::path& out_dir,
+               const std::string& chat_template = "");
 void export_hf(const LoadedGpt& model, const std::filesystem::path& out_dir);
 
 }  // namespace potop

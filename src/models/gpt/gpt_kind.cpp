@@ -20,7 +20,8 @@ std::string describe_gpt(const nlohmann::json& j) {
 ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
   ExportResult out;
   const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
-  const GgufWriter w = gpt2_gguf(dynamic_cast<const GPT&>(model), tokenizer, weights, r.name, out.notes);
+  GgufWriter w = gpt2_gguf(dynamic_cast<const GPT&>(model), tokenizer, weights, r.name, out.notes);
+  if (!r.chat_template.empty()) w.add_string("tokenizer.chat_template", r.chat_template);
   w.write(r.out);
   out.summary = std::string("llama.cpp gpt2, ") + to_string(weights) + " weights, " + std::to_string(w.tensor_count()) +
                 " tensors, " + format_bytes(w.file_bytes());
@@ -29,7 +30,7 @@ ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const Ex
 
 // potop export --format hf: a Hugging Face GPT-2 directory.
 ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  export_hf(dynamic_cast<const GPT&>(model), tokenizer, r.out);
+  export_hf(dynamic_cast<const GPT&>(model), tokenizer, r.out, r.chat_template);
   return {{}, "a Hugging Face GPT-2 directory (GPT2LMHeadModel)"};
 }
 

@@ -21,7 +21,9 @@ namespace potop {
 nlohmann::json inherited_generation(const RunKit& kit, const std::string& out, const nlohmann::json* base_files) {
   nlohmann::json extra = nlohmann::json::object();
   const nlohmann::json files = base_files ? *base_files : kit.resuming() ? read_config_json(out) : nlohmann::json();
-  if (files.is_object() && files.contains("generation")) extra["generation"] = files["generation"];
+  // The ends of its texts, and the chat template a chat of it is written in (an imported model's).
+  for (const char* key : {"generation", "chat_template"})
+    if (files.is_object() && files.contains(key)) extra[key] = files[key];
   return extra;
 }
 

@@ -38,8 +38,9 @@ TokenData load_token_data(TextDataOptions& options, const TextDataOptions& reque
                           const RunKit& kit, const InitFrom& init_from);
 
 // What a fine-tuned model's config.json keeps of the model it started from: "generation" (an
-// imported model's ends of text, checkpoint/model_dir.h's end_of_text_ids), from --init-from's
-// config.json (base_files), or on resume from the run's own in `out`. {} when there is none.
+// imported model's ends of text, checkpoint/model_dir.h's end_of_text_ids) and "chat_template"
+// (its Jinja chat template), from --init-from's config.json (base_files), or on resume from the
+// run's own in `out`. {} when there is none.
 nlohmann::json inherited_generation(const RunKit& kit, const std::string& out, const nlohmann::json* base_files);
 
 // --init-embeddings: the rows of the token table (the tensor named `table`) of the words word2vec

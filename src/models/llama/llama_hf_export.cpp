@@ -108,7 +108,7 @@ std::vector<HfTensor> llama_hf_tensors(const Llama& model) {
   return t.take();
 }
 
-void export_hf(const Llama& model, const Tokenizer& tokenizer, const fs::path& out_dir) {
+void export_hf(const Llama& model, const Tokenizer& tokenizer, const fs::path& out_dir, const std::string& chat_template) {
   const LlamaConfig& c = model.config();
   check_hf_tokenizer(tokenizer);
   if (tokenizer.size() != c.vocab_size)
@@ -118,7 +118,7 @@ void export_hf(const Llama& model, const Tokenizer& tokenizer, const fs::path& o
     write_hf_safetensors(tmp / "model.safetensors", llama_hf_tensors(model));
     write_file_atomic(tmp / "config.json", hf_json_text(config_json(c, tokenizer)));
     write_hf_generation_config(tokenizer, c.block_size, tmp);
-    write_hf_tokenizer_files(tokenizer, c.block_size, tmp);
+    write_hf_tokenizer_files(tokenizer, c.block_size, tmp, chat_template);
   });
 }
 

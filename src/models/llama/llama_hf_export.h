@@ -33,6 +33,8 @@ std::vector<HfTensor> llama_hf_tensors(const Llama& model);
 // Writes `out_dir` as a Hugging Face Llama directory: new or empty, written beside and renamed
 // into place (write_hf_directory), so a failure leaves nothing. Throws potop::Error naming what a
 // LlamaForCausalLM cannot hold.
-void export_hf(const Llama& model, const Tokenizer& tokenizer, const std::filesystem::path& out_dir);
+// `chat_template` (Jinja; empty: none) goes into tokenizer_config.json.
+void export_hf(const Llama& model, const Tokenizer& tokenizer, const std::filesystem::path& out_dir,
+               const std::string& chat_template = "");
 
 }  // namespace potop

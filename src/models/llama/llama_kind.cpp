@@ -27,7 +27,8 @@ std::string describe_llama(const nlohmann::json& j) {
 ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
   ExportResult out;
   const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
-  const GgufWriter w = llama_gguf(dynamic_cast<const Llama&>(model), tokenizer, weights, r.name, out.notes);
+  GgufWriter w = llama_gguf(dynamic_cast<const Llama&>(model), tokenizer, weights, r.name, out.notes);
+  if (!r.chat_template.empty()) w.add_string("tokenizer.chat_template", r.chat_template);
   w.write(r.out);
   out.summary = std::string("llama.cpp llama, ") + to_string(weights) + " weights, " +
                 std::to_string(w.tensor_count()) + " tensors, " + format_bytes(w.file_bytes());
@@ -36,7 +37,7 @@ ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const Ex
 
 // potop export --format hf: a Hugging Face Llama directory.
 ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  export_hf(dynamic_cast<const Llama&>(model), tokenizer, r.out);
+  export_hf(dynamic_cast<const Llama&>(model), tokenizer, r.out, r.chat_template);
   return {{}, "a Hugging Face Llama directory (LlamaForCausalLM)"};
 }
 

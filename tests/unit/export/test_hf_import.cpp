@@ -90,7 +90,7 @@ TEST(HfImport, ExportedGptAndLlamaComeBackTheSame) {
     EXPECT_EQ(files["imported"]["architecture"], s.architecture);
 
     // Export again: the same tensors, bit for bit, so the model potop reads is the model it wrote.
-    back.kind->export_hf(*back.model, *back.tokenizer, {"f32", "again", (dir / "again").string()});
+    back.kind->export_hf(*back.model, *back.tokenizer, {"f32", "again", (dir / "again").string(), ""});
     const SafetensorsFile first(hf / "model.safetensors"), second(dir / "again" / "model.safetensors");
     EXPECT_EQ(first.names(), second.names());
     for (const std::string& name : first.names())

@@ -170,3 +170,66 @@ TEST(ResponsesRequest, MistakesNameTheResponsesFields) {
 
 }  // namespace
 }  // namespace potop::serve
+
+namespace potop::serve {
+namespace {
+
+// A model's Jinja template (Hugging Face's chat_template): the whole conversation is its output,
+// with the tokenizer's special texts as variables, and the prompt's special texts read as tokens.
+const char* kChatML =
+    "{% for m in messages %}{{ bos_token + m.role + '\\n' + m.content | trim + eos_token + '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ bos_token + 'assistant\\n' }}{% endif %}";
+
+TEST(ChatRequest, JinjaTemplateWritesTheWholeConversation) {
+  json files = {{"chat_template", kChatML}};
+  nlohmann::ordered_json specials = {{"bos_token", "<|im_start|>"}, {"eos_token", "<|im_end|>"}};
+  const ChatTemplate t = model_chat_template(files, specials);
+  ASSERT_TRUE(t.jinja);
+  const ChatRequest r = parse(R"({"messages": [{"role": "developer", "content": "Bądź zwięzły."},
+      {"role": "user", "content": " Pan Kmicic "}]})", t);
+  EXPECT_EQ(r.completion.prompt, "<|im_start|>system\nBądź zwięzły.<|im_end|>\n<|im_start|>user\nPan Kmicic<|im_end|>\n"
+                                 "<|im_start|>assistant\n");
+  EXPECT_TRUE(r.completion.special_texts);
+  EXPECT_EQ(r.last_user, " Pan Kmicic ");
+  EXPECT_FALSE(parse(R"({"messages": [{"role": "user", "content": "x"}]})").completion.special_texts);
+}
+
+TEST(ChatRequest, JinjaTemplateThatRaisesIsThatRequests400) {
+  json files = {{"chat_template", "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation roles must "
+                                  "alternate user/assistant/user/assistant/...') }}{% endif %}{{ messages[0].content }}"}};
+  const ChatTemplate t = model_chat_template(files);
+  try {
+    parse(R"({"messages": [{"role": "assistant", "content": "x"}]})", t);
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "messages");
+    EXPECT_NE(std::string(e.what()).find("Conversation roles must alternate"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse(R"({"messages": [{"role": "user", "content": "ok"}]})", t).completion.prompt, "ok");
+}
+
+TEST(ChatRequest, JinjaTemplatePotopCannotParseFallsBackToPlainAndSaysWhy) {
+  for (const std::string bad : {"{% for m in messages %}{{ m.content }}", "{% include 'other.jinja' %}",
+                                "{{ messages | tojson(sort_keys=true) }}"}) {
+    json files = {{"chat_template", bad}};
+    std::string why;
+    const ChatTemplate t = model_chat_template(files, nlohmann::ordered_json::object(), &why);
+    if (bad.find("sort_keys") != std::string::npos) {  // parses; refused when rendered
+      ASSERT_TRUE(t.jinja) << bad;
+      try {
+        parse(R"({"messages": [{"role": "user", "content": "x"}]})", t);
+        ADD_FAILURE() << "rendered: " << bad;
+      } catch (const ApiError& e) {
+        EXPECT_NE(std::string(e.what()).find("not supported"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    EXPECT_FALSE(t.jinja) << bad;
+    EXPECT_EQ(t.name, "plain") << bad;
+    EXPECT_NE(why.find("config.json: chat_template"), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace potop::serve

@@ -12,6 +12,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/byte_tokenizer.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/special_texts.h"
 #include "tokenizer/utf8.h"
 
 namespace potop {
@@ -119,7 +120,9 @@ TEST(ByteBpeTokenizer, SplitExpressionsApplyInTurnAndKeepTheTextBetween) {
   commas.split = {","};
   const ByteBpeTokenizer isolated = make({"a b", "b ,"}, {}, commas);
   EXPECT_EQ(isolated.encode("ab,ab"), (std::vector<int>{256, byte_id(','), 256}));  // "ab" "," "ab": b, never merges
-  EXPECT_THROW(make({}, {}, ByteBpeOptions{{"(\\p{L"}}), Error);  // an expression ICU cannot compile
+  ByteBpeOptions broken;
+  broken.split = {"(\\p{L"};
+  EXPECT_THROW(make({}, {}, broken), Error);  // an expression ICU cannot compile
 }
 
 TEST(ByteBpeTokenizer, IgnoreMergesTakesAWholePieceThatIsAToken) {
@@ -158,6 +161,32 @@ TEST(ByteBpeTokenizer, OptionsTravelWithItAndGpt2sLeaveItsHashAlone) {
   EXPECT_EQ(back->options(), o);
   EXPECT_EQ(back->hash(), tok.hash());
   EXPECT_EQ(make({"h e"}).hf_pre_tokenizer()["type"], "ByteLevel");  // GPT-2's: ByteLevel's own expression
+}
+
+// tokenizer.json's added tokens marked special (Llama 3's header tokens) are kept as special:
+// a chat prompt that writes them out gets their ids; plain encoding keeps them as text; they
+// travel with the tokenizer (JSON, files) and change its hash only where there are some.
+TEST(ByteBpeTokenizer, AddedSpecialTokensAreReadBackFromAChatPrompt) {
+  nlohmann::json hf = {{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::object()}, {"merges", {"h e"}}}},
+                       {"pre_tokenizer", {{"type", "ByteLevel"}}},
+                       {"decoder", {{"type", "ByteLevel"}}}};
+  const ByteBpeTokenizer plain = make({"h e"});
+  for (int id = 0; id < plain.size(); ++id) hf["model"]["vocab"][plain.token(id)] = id;
+  const int header = plain.size(), end = plain.size() + 1, extra = plain.size() + 2;
+  hf["added_tokens"] = {{{"id", header}, {"content", "<|start_header_id|>"}, {"special", true}},
+                        {{"id", end}, {"content", "<|eot_id|>"}, {"special", true}},
+                        {{"id", extra}, {"content", "hello world"}, {"special", false}}};
+  const auto tok = ByteBpeTokenizer::from_hf_json(hf, {{"eos_token", "<|eot_id|>"}}, "hf");
+  EXPECT_EQ(tok->specials().bos, -1);
+  EXPECT_EQ(tok->special_ids(), (std::vector<int>{end, header}));  // the eos, then the other specials
+  const std::vector<int> ids = encode_with_specials(*tok, "<|start_header_id|>he<|eot_id|>", "prompt", Unknown::kError, nullptr);
+  EXPECT_EQ(ids, (std::vector<int>{header, tok->encode("he")[0], end}));
+  EXPECT_GT(tok->encode("<|eot_id|>").size(), 1u);  // plain encoding: its characters
+  EXPECT_EQ(tokenizer_from_json(tok->to_json(), "json")->special_ids(), tok->special_ids());
+  EXPECT_EQ(tok->options().special, (std::vector<std::string>{"<|start_header_id|>"}));  // eos is named already
+  ByteBpeOptions o;
+  o.special = {"<|nowhere|>"};
+  EXPECT_THROW(make({"h e"}, {}, o), Error);  // a special token the vocabulary lacks
 }
 
 TEST(ByteBpeTokenizer, LlamaCppNamesItsSplitsByModel) {
