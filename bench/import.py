@@ -1,5 +1,5 @@
-"""potop import at real sizes: GPT-2 124M (F32) and SmolLM2-135M's shape (BF16), side by side with
-PyTorch reading the same files.
+"""potop import at real sizes: GPT-2 124M (F32), SmolLM2-135M's shape (BF16) and BERT-base (F32),
+side by side with PyTorch reading the same files.
 
     /usr/bin/python3 bench/import.py --potop build/release/src/potop --bench build/release/bench/potop_bench
         [--keep DIR] [--json out.json]
@@ -12,8 +12,12 @@ names and shapes (tests/torch/check_hf_import.py checks those against PyTorch's 
   smollm2   LlamaForCausalLM as HuggingFaceTB/SmolLM2-135M: 30 layers × 576, 9 heads over 3 K/V
             heads, MLP 1536, rope_theta 100000, context 8192, tied head, vocabulary 49152 (GPT-2's
             first 49151 tokens and the merges among them, then <|endoftext|>), BF16 (270 MB)
-For each: `potop import` (wall time, peak RSS, from /usr/bin/time), then the first token:
-`potop sample -n 1` on a one-token prompt (loading the model included), and PyTorch loading the same
+  bert      BertForMaskedLM as bert-base-uncased: 12 layers × 768, 12 heads, context 512, two token
+            types, the masked-LM head's transform, BERT's real vocab.txt (30522 tokens, from
+            ../shared/data/tokenizers/bert-base-uncased; the case is left out without it), F32 (419 MB)
+For each: `potop import` (wall time, peak RSS, from /usr/bin/time), then the first answer: `potop
+sample -n 1` on a one-token prompt (`potop bert fill` of one [MASK] for BERT; loading the model
+included), and PyTorch loading the same
 safetensors files into float32 tensors (numpy memory map, torch.from_numpy, .float(): what a
 from_pretrained does before its first forward). Then GGUF: the imported GPT-2 exported as llama.cpp's
 gpt2 at f32 and q8_0 (`potop export --format gguf`), each imported back (`potop import FILE.gguf`:
@@ -78,11 +82,16 @@ def gpt2_files():
 
 
 def write_dir(d, cfg, state, dtype, vocab, merges):
+    """A Hugging Face directory: config.json, the tokenizer's files (vocab.json and merges.txt, or for
+    BERT, merges None, a copy of the vocab.txt at `vocab`) and model.safetensors."""
     from check_hf_import import write_safetensors
     os.makedirs(d)
     json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
-    json.dump(vocab, open(os.path.join(d, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
-    open(os.path.join(d, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
+    if merges is None:
+        subprocess.run(["cp", vocab, os.path.join(d, "vocab.txt")], check=True)
+    else:
+        json.dump(vocab, open(os.path.join(d, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
+        open(os.path.join(d, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
     write_safetensors(os.path.join(d, "model.safetensors"), state, dtype)
 
 
@@ -146,6 +155,19 @@ def main():
            "eos_token_id": 49151}
     cases.append(("smollm2", cfg, lambda: llama_state(rng, 576, 30, 49152, 9, 3, 1536, tie=True), "BF16",
                   small_vocab, small_merges))
+    bert_vocab = os.path.join(HERE, "..", "..", "shared", "data", "tokenizers", "bert-base-uncased", "vocab.txt")
+    if os.path.exists(bert_vocab):
+        from check_bert_import import bert_state
+        words = open(bert_vocab, encoding="utf-8").read().split("\n")
+        Vb = len([w for w in words if w])
+        cfg = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "vocab_size": Vb, "hidden_size": 768,
+               "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu",
+               "max_position_embeddings": 512, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+               "position_embedding_type": "absolute", "pad_token_id": 0}
+        cases.append(("bert", cfg, lambda: bert_state(rng, 768, 12, Vb, 512, 2, "bert.", head=True), "F32",
+                      bert_vocab, None))
+    else:
+        print(f"import.py: {bert_vocab} is missing: the BERT-base case is left out", file=sys.stderr)
     for name, cfg, make, dtype, v, m in cases:
         hf, out = os.path.join(root, name, "hf"), os.path.join(root, name, "potop")
         if not os.path.exists(hf):
@@ -154,15 +176,17 @@ def main():
         subprocess.run(["rm", "-rf", out])
         subprocess.run(["sync"])
         imp_s, imp_rss, r = timed([a.potop, "import", hf, "--out", out])
-        tok_s, tok_rss, r = timed([a.potop, "sample", "-m", out, "--prompt", "The", "-n", "1", "--temperature", "0",
-                                   "--threads", "1"])
+        first = ([a.potop, "bert", "fill", "-m", out, "the capital of france is [MASK].", "--threads", "1"]
+                 if name == "bert" else
+                 [a.potop, "sample", "-m", out, "--prompt", "The", "-n", "1", "--temperature", "0", "--threads", "1"])
+        tok_s, tok_rss, r = timed(first)
         torch_s, torch_rss, r = timed(["/usr/bin/python3", "-c", TORCH_LOAD, hf])
         cell = {"file_mib": size / 2**20, "dtype": dtype, "import_s": imp_s, "import_peak_rss_mib": imp_rss,
                 "first_token_s": tok_s, "first_token_peak_rss_mib": tok_rss, "torch_load_s": torch_s,
                 "torch_load_peak_rss_mib": torch_rss}
         results["cases"][name] = cell
         print(f"{name:8s} {dtype} {size / 2**20:6.0f} MiB | potop import {imp_s:5.2f} s, peak RSS {imp_rss:5.0f} MiB"
-              f" | potop sample, first token {tok_s:5.2f} s, peak RSS {tok_rss:5.0f} MiB"
+              f" | potop {'bert fill' if name == 'bert' else 'sample, first token'} {tok_s:5.2f} s, peak RSS {tok_rss:5.0f} MiB"
               f" | PyTorch load {torch_s:5.2f} s, peak RSS {torch_rss:5.0f} MiB"
               f" | import/PyTorch load {imp_s / torch_s:.2f}x", flush=True)
     gguf_cases(a, root, results)
