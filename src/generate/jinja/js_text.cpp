@@ -81,7 +81,10 @@ std::string js_number(double x) {
   if (std::isnan(x)) return "NaN";
   if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
   if (x == 0) return "0";
-  if (x < 0) return "-" + js_number(-x);
+  if (x < 0) {
+    std::string out = "-";
+    return out += js_number(-x);
+  }
   // The shortest digits that read back as x, and where the decimal point goes (x = 0.d1d2… × 10^n).
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
@@ -94,10 +97,16 @@ std::string js_number(double x) {
   const int n = std::stoi(sci.substr(e + 1)) + 1;
   if (k <= n && n <= 21) return digits + std::string(n - k, '0');
   if (0 < n && n <= 21) return digits.substr(0, n) + "." + digits.substr(n);
-  if (-6 < n && n <= 0) return "0." + std::string(-n, '0') + digits;
+  if (-6 < n && n <= 0) {
+    std::string out = "0.";
+    out.append(static_cast<size_t>(-n), '0');
+    return out += digits;
+  }
   const int exp = n - 1;
-  return digits.substr(0, 1) + (k > 1 ? "." + digits.substr(1) : "") + "e" + (exp >= 0 ? "+" : "-") +
-         std::to_string(std::abs(exp));
+  std::string out = digits.substr(0, 1);
+  if (k > 1) out.append(".").append(digits, 1);
+  out += exp >= 0 ? "e+" : "e-";
+  return out += std::to_string(std::abs(exp));
 }
 
 std::string js_quote(std::string_view s, bool ensure_ascii) {

@@ -137,7 +137,7 @@ class Lexer {
           const size_t n = e == 'x' ? 2 : 4;
           const std::string hex = src_.substr(pos_, n);
           if (hex.size() != n || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-            syntax_error("invalid hexadecimal escape sequence \\" + std::string(1, e) + hex);
+            syntax_error(std::string("invalid hexadecimal escape sequence \\") + e + hex);
           auto cp = static_cast<char32_t>(std::stoul(hex, nullptr, 16));
           pos_ += n;
           // "\uD83D\uDE00": two UTF-16 escapes that make one character.
@@ -221,7 +221,8 @@ class Lexer {
         std::string num = consume_while([&](size_t i) { return i < src_.size() && ascii_digit(src_[i]); });
         if (!num.empty() && pos_ + 1 < src_.size() && src_[pos_] == '.' && ascii_digit(src_[pos_ + 1])) {
           ++pos_;
-          num += "." + consume_while([&](size_t i) { return i < src_.size() && ascii_digit(src_[i]); });
+          num += '.';
+          num += consume_while([&](size_t i) { return i < src_.size() && ascii_digit(src_[i]); });
         }
         push(c + num, num.empty() ? TokenType::kUnary : TokenType::kNumber);
         return;
@@ -249,7 +250,8 @@ class Lexer {
       if (tokens_.back().type != TokenType::kDot && pos_ + 1 < src_.size() && src_[pos_] == '.' &&
           ascii_digit(src_[pos_ + 1])) {
         ++pos_;
-        num += "." + consume_while([&](size_t i) { return i < src_.size() && ascii_digit(src_[i]); });
+        num += '.';
+        num += consume_while([&](size_t i) { return i < src_.size() && ascii_digit(src_[i]); });
       }
       push(std::move(num), TokenType::kNumber);
       return;
@@ -260,7 +262,7 @@ class Lexer {
     }
     size_t end = pos_;
     next_code_point(src_, end);
-    syntax_error("unexpected character " + src_.substr(pos_, end - pos_));
+    syntax_error(std::string("unexpected character ").append(src_, pos_, end - pos_));
   }
 
   void comment() {

@@ -70,7 +70,7 @@ class Parser {
     return false;
   }
   void expect_identifier(std::string_view name) {
-    if (!is_identifier(name)) syntax_error("expected " + std::string(name));
+    if (!is_identifier(name)) syntax_error(std::string("expected ") += name);
     ++at_;
   }
   void expect_end(std::string_view keyword) {
