@@ -97,8 +97,9 @@ void add_byte_bpe_vocab(GgufWriter& w, const ByteBpeTokenizer& t, std::vector<st
   notes.push_back("\"<|endoftext|>\" in a text, which potop encodes as characters, llama.cpp may read as the token");
 }
 
-// SentencePiece: its pieces (with U+2581 for a space), scores and types, no space prefix, no
-// normalization (potop's models have none: identity rules, no dummy prefix, spaces kept).
+// SentencePiece: its pieces (with U+2581 for a space), scores and types, its special ids, and its
+// space prefix and whitespace squeezing as its normalizer says (potop's models have neither; an
+// imported Llama 2's has the prefix).
 void add_sentencepiece_vocab(GgufWriter& w, const SentencePieceTokenizer& t, std::vector<std::string>& notes) {
   sentencepiece::SentencePieceProcessor sp;
   if (!sp.LoadFromSerializedProto(t.model()).ok()) throw Error("the tokenizer's SentencePiece model does not load");
@@ -116,9 +117,9 @@ void add_sentencepiece_vocab(GgufWriter& w, const SentencePieceTokenizer& t, std
   w.add_strings("tokenizer.ggml.tokens", tokens);
   w.add_f32s("tokenizer.ggml.scores", scores);
   w.add_i32s("tokenizer.ggml.token_type", types);
-  w.add_bool("tokenizer.ggml.add_space_prefix", false);
-  w.add_bool("tokenizer.ggml.remove_extra_whitespaces", false);
-  add_specials(w, kBosId, kEosId, kUnkId, kPadId);
+  w.add_bool("tokenizer.ggml.add_space_prefix", t.adds_dummy_prefix());  // an imported Llama 2's: true
+  w.add_bool("tokenizer.ggml.remove_extra_whitespaces", t.removes_extra_whitespaces());
+  add_specials(w, t.specials().bos, t.specials().eos, t.specials().unk, t.specials().pad);  // its own ids
   notes.push_back("U+2581, which potop refuses in a text, llama.cpp reads as a space");
   if (unigram)
     notes.push_back("llama.cpp's unigram tokenizer has no byte fallback: a character without a piece is <unk> there, "

@@ -102,6 +102,13 @@ bool encodes_word_by_word(std::string_view model, const sentencepiece::SentenceP
   return true;
 }
 
+// A boolean of ModelProto.normalizer_spec (3): add_dummy_prefix (3), remove_extra_whitespaces (4).
+bool normalizer_flag(std::string_view model, int field) {
+  const auto normalizer = find_field(model, 3);
+  const auto flag = normalizer ? find_field(normalizer->bytes, field) : std::nullopt;
+  return flag ? flag->varint != 0 : true;  // SentencePiece's default
+}
+
 // Cached words: enough for a large text's vocabulary, bounded so that memory stays small.
 constexpr size_t kMaxCachedWords = 1 << 18;
 
@@ -305,6 +312,9 @@ std::string load_failure(const std::string& message) {
 
 }  // namespace
 
+bool SentencePieceTokenizer::adds_dummy_prefix() const { return normalizer_flag(model_, 3); }
+bool SentencePieceTokenizer::removes_extra_whitespaces() const { return normalizer_flag(model_, 4); }
+
 SentencePieceTokenizer::SentencePieceTokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
@@ -321,11 +331,10 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_model(std::
                 " model; potop imports bpe and unigram models (its own word and char kinds do the rest)");
   t->kind_ = type == 2 ? "bpe" : "unigram";
   const sentencepiece::SentencePieceProcessor& sp = *t->sp_;
-  if (sp.pad_id() != kPadId || sp.bos_id() != kBosId || sp.eos_id() != kEosId || sp.unk_id() != kUnkId)
-    throw Error(src + ": its special ids are <pad> " + std::to_string(sp.pad_id()) + ", <bos> " +
-                std::to_string(sp.bos_id()) + ", <eos> " + std::to_string(sp.eos_id()) + ", <unk> " +
-                std::to_string(sp.unk_id()) + " (-1: none); potop needs <pad> 0, <bos> 1, <eos> 2, <unk> 3 "
-                "(spm_train --pad_id=0 --bos_id=1 --eos_id=2 --unk_id=3)");
+  // Its own special ids: potop's (<pad> 0, <bos> 1, <eos> 2, <unk> 3) for the models potop
+  // trains, Llama 2's (<unk> 0, <s> 1, </s> 2, no <pad>) for those it imports.
+  if (sp.unk_id() < 0) throw Error(src + ": the model has no <unk> piece, which SentencePiece needs");
+  t->specials_ = {sp.pad_id(), sp.bos_id(), sp.eos_id(), sp.unk_id()};
   if (sp.GetPieceSize() > kMaxVocabSize) throw Error(src + ": more pieces than token ids can number");
   t->model_ = std::move(model);
   const int n = sp.GetPieceSize();
@@ -473,7 +482,7 @@ void SentencePieceTokenizer::encode_line(std::string_view line, long line_number
   std::vector<int> line_ids;
   const auto status = sp_->Encode(line, &line_ids);
   if (!status.ok()) throw Error(std::string(what) + ": line " + std::to_string(line_number) + ": " + status.error_message());
-  if (std::find(line_ids.begin(), line_ids.end(), kUnkId) == line_ids.end()) {
+  if (std::find(line_ids.begin(), line_ids.end(), specials_.unk) == line_ids.end()) {
     ids.insert(ids.end(), line_ids.begin(), line_ids.end());
     return;
   }
@@ -482,7 +491,7 @@ void SentencePieceTokenizer::encode_line(std::string_view line, long line_number
   for (size_t i = 0; i < pieces.pieces_size(); ++i) {
     const auto piece = pieces.pieces(static_cast<int>(i));
     const int id = static_cast<int>(piece.id());
-    if (id != kUnkId) {
+    if (id != specials_.unk) {
       ids.push_back(id);
       continue;
     }
@@ -490,7 +499,7 @@ void SentencePieceTokenizer::encode_line(std::string_view line, long line_number
     if (unknown == Unknown::kError)
       throw Error(std::string(what) + " contains " + describe_char(chars.empty() ? U'?' : chars[0]) + " on line " +
                   std::to_string(line_number) + ", which the tokenizer cannot encode");
-    if (unknown == Unknown::kReplace) ids.push_back(kUnkId);
+    if (unknown == Unknown::kReplace) ids.push_back(specials_.unk);
     if (report)
       for (const char32_t c : chars) report->add(c, line_number);
   }
@@ -506,7 +515,7 @@ bool SentencePieceTokenizer::encode_word(std::string_view word, std::vector<int>
   }
   std::vector<int> word_ids;
   if (!sp_->Encode(word, &word_ids).ok()) return false;
-  if (std::find(word_ids.begin(), word_ids.end(), kUnkId) != word_ids.end()) return false;
+  if (std::find(word_ids.begin(), word_ids.end(), specials_.unk) != word_ids.end()) return false;
   ids.insert(ids.end(), word_ids.begin(), word_ids.end());
   const std::lock_guard lock(cache_mutex_);
   if (cache_.size() >= kMaxCachedWords) cache_.clear();
@@ -531,7 +540,7 @@ std::vector<int> SentencePieceTokenizer::encode(std::string_view text, std::stri
       if (unknown == Unknown::kError)
         throw Error(std::string(what) + " contains " + describe_char(U'\n') + " on line " +
                     std::to_string(line_number) + ", which the tokenizer cannot encode");
-      if (unknown == Unknown::kReplace) ids.push_back(kUnkId);
+      if (unknown == Unknown::kReplace) ids.push_back(specials_.unk);
       if (report) report->add(U'\n', line_number);
     }
     start = end + 1;

@@ -10,9 +10,10 @@
 // and a newline is the piece "\n" if the model has one, else the byte piece <0x0A>. So for a
 // model trained by spm_train with the same flags, ids and pieces equal spm_encode's.
 //
-// An existing .model file (spm_train's) can be imported when it is bpe or unigram and its
-// special ids are potop's; one without byte fallback works too, its unknown characters being
-// unknowns for encode's policy (Unknown::kReplace gives <unk>). The model is kept as its
+// An existing .model file (spm_train's, Llama 2's) can be imported when it is bpe or unigram; its
+// special ids are its own (Llama 2: <unk> 0, <s> 1, </s> 2, no pad), potop's where potop trained
+// it. One without byte fallback works too, its unknown characters being unknowns for encode's
+// policy (Unknown::kReplace gives <unk>). The model is kept as its
 // serialized ModelProto: tokenizer.model in a directory (spm_encode --model reads it), base64
 // in checkpoints.
 #pragma once
@@ -50,8 +51,8 @@ std::vector<std::pair<std::string, std::string>> sentencepiece_flags();
 class SentencePieceTokenizer final : public Tokenizer {
  public:
   // The bytes of a .model file (a serialized ModelProto). Throws potop::Error naming source
-  // when they are not a SentencePiece model, the model is neither bpe nor unigram, or its
-  // special ids are not potop's.
+  // when they are not a SentencePiece model, the model is neither bpe nor unigram, or it has no
+  // <unk>.
   static std::unique_ptr<SentencePieceTokenizer> from_model(std::string model, std::string_view source);
   // A .model file; errors name it.
   static std::unique_ptr<SentencePieceTokenizer> load(const std::filesystem::path& path);
@@ -73,6 +74,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::string decode(std::span<const int> ids) const override;
   std::string decode_one(int id) const override;
   std::string piece(int id) const override;  // SentencePiece's piece: "▁Pan", "<0x0A>", "<bos>"
+  SpecialTokens specials() const override { return specials_; }  // the model's own ids
   int char_count(int id) const override;
   uint64_t hash() const override;            // FNV-1a-64 of the serialized model
   nlohmann::json to_json() const override;   // {"kind": "bpe", "model": base64 of the model}
@@ -82,6 +84,10 @@ class SentencePieceTokenizer final : public Tokenizer {
 
   const std::string& model() const { return model_; }
   bool byte_fallback() const { return byte_fallback_; }
+  // How its normalizer treats spaces: a "▁" put before the text (Llama 2's models; potop's never),
+  // and runs of spaces squeezed. Both SentencePiece's defaults are true.
+  bool adds_dummy_prefix() const;
+  bool removes_extra_whitespaces() const;
   // Whether encode goes word by word through its cache (see word_cache_ok_).
   bool encodes_by_word() const { return word_cache_ok_; }
 
@@ -97,6 +103,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   bool byte_fallback_ = false;
   int newline_id_ = -1;            // "\n" or <0x0A>; -1 when the model has neither
+  SpecialTokens specials_;         // the model's pad, bos, eos and unk ids (-1: none)
 
   // Encoding word by word through a cache. Most of a text's words are frequent, and looking one
   // up is several times faster than SentencePiece's merges or lattice. It gives SentencePiece's

@@ -155,10 +155,25 @@ def write_case(root, name, cfg, state, dtype, vocab, merges, shards=1, extra=Non
     hf = os.path.join(root, name, "hf")
     os.makedirs(hf)
     json.dump(cfg, open(os.path.join(hf, "config.json"), "w"), indent=2)
-    json.dump(vocab, open(os.path.join(hf, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
-    open(os.path.join(hf, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
+    if vocab is not None:  # else the caller writes the tokenizer's files
+        json.dump(vocab, open(os.path.join(hf, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
+        open(os.path.join(hf, "merges.txt"), "w", encoding="utf-8").write("#version: 0.2\n" + "\n".join(merges) + "\n")
     write_tensors(hf, {**state, **(extra or {})}, dtype, shards)
     return {k: stored(v, dtype) for k, v in state.items()}, np
+
+
+def llama2_sentencepiece(root):
+    """A SentencePiece BPE trained here as Llama 2's is laid out: <unk> 0, <s> 1, </s> 2, no <pad>,
+    byte fallback, digits split, the default "▁" before the text. Returns its .model file."""
+    import sentencepiece
+    prefix = os.path.join(root, "llama2-spm")
+    lines = [l for l in (TEXT * 3).split("\n") if l.strip()]
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=prefix, model_type="bpe",
+                                             vocab_size=400, hard_vocab_limit=False, byte_fallback=True,
+                                             split_digits=True, character_coverage=1.0,
+                                             normalization_rule_name="identity", remove_extra_whitespaces=False,
+                                             minloglevel=2)
+    return prefix + ".model"
 
 
 def gguf_vocab_keys(vocab, merges):
@@ -354,7 +369,20 @@ def main():
         w, _ = write_case(root, "smollm-bf16-tied-sharded", cfg, state, "BF16", vocab, merges, shards=3, extra=inv)
         refs["smollm-bf16-tied-sharded"] = ("llama", cfg, w)
 
-        # 6-7. GGUF files as llama.cpp's converter writes them (gguf_files.py), from the states of 1 and 4.
+        # 6. Llama 2's layout: SentencePiece's tokenizer.model with its own special ids (<unk> 0, <s> 1,
+        #    </s> 2, no <pad>), a "▁" put before the text, byte fallback; F16.
+        spm_file = llama2_sentencepiece(root)
+        import sentencepiece
+        sp = sentencepiece.SentencePieceProcessor(model_file=spm_file)
+        cfg = dict(llama_cfg, vocab_size=sp.get_piece_size(), bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+        state = llama_state(rng, C, L, sp.get_piece_size(), 4, 2, 64, tie=False)
+        w, _ = write_case(root, "llama2-spm-f16", cfg, state, "F16", None, None)
+        shutil.copy(spm_file, os.path.join(root, "llama2-spm-f16", "hf", "tokenizer.model"))
+        with open(os.path.join(root, "llama2-spm-f16", "hf", "tokenizer_config.json"), "w") as f:
+            json.dump({"chat_template": "{{ bos_token }}[INST] {{ messages[0]['content'] }} [/INST]"}, f)
+        refs["llama2-spm-f16"] = ("llama", cfg, w)
+
+        # 7-8. GGUF files as llama.cpp's converter writes them (gguf_files.py), from the states of 1 and 4.
         refs["gguf-gpt2-q8_0"] = ("gpt2", gpt2_cfg, write_gpt2_gguf(root, "gguf-gpt2-q8_0", refs_state["gpt2"],
                                                                    gpt2_cfg, vocab, merges, rng))
         refs["gguf-llama-q4_0"] = ("llama", llama_cfg, write_llama_gguf(root, "gguf-llama-q4_0", refs_state["llama"],
@@ -366,7 +394,7 @@ def main():
             r = subprocess.run([potop, "import", source, "--out", os.path.join(d, "potop")],
                                capture_output=True, text=True)
             check(r.returncode == 0, f"{case}: potop import ({r.stderr.strip().splitlines()[-1] if r.stderr else ''})")
-            ids = [int(i) for i in rng.integers(0, V, 40)]
+            ids = [int(i) for i in rng.integers(0, cfg["vocab_size"], 40)]
             json.dump(ids, open(os.path.join(d, "ids.json"), "w"))
         env = dict(os.environ, POTOP_HF_IMPORT_CHECK=root)
         r = subprocess.run([unit_tests, "--gtest_filter=HfImport.WritesLogitsOfImportedModels"], env=env,
@@ -391,6 +419,25 @@ def main():
                 agree = float(np.mean(q.argmax(-1) == want.argmax(-1)))
                 print(f"     {case}: with its quantized matrices: max |diff| {qerr:.2e}, same top token at "
                       f"{agree:.0%} of positions")
+
+        # Llama 2's tokenizer: potop's ids are SentencePiece's own on every line of the text (its "▁"
+        # before each line, its bytes for what it lacks), and its <s> is what a chat template writes.
+        d = os.path.join(root, "llama2-spm-f16", "potop")
+        lines = [l for l in (TEXT + "\nДобрый день 👋 12345\n  two  spaces").split("\n") if l]
+        r = subprocess.run([potop, "tokenizer", "encode", "--tokenizer", d], input="\n".join(lines) + "\n",
+                           capture_output=True, text=True)
+        got = [[int(t) for t in l.split()] for l in r.stdout.splitlines()]
+        check(r.returncode == 0 and got == [sp.encode(l) for l in lines],
+              f"llama2-spm-f16: potop encodes as SentencePiece ({got[:1]} vs {[sp.encode(l) for l in lines][:1]}) {r.stderr}")
+        with open(os.path.join(root, "llama2-chat.json"), "w") as f:
+            json.dump([{"role": "user", "content": "Cześć"}], f)
+        r = subprocess.run([potop, "chat-template", d, "--messages", os.path.join(root, "llama2-chat.json")],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and r.stdout == "<s>[INST] Cześć [/INST]",
+              f"llama2-spm-f16: its chat template writes its <s>: {r.stdout!r} {r.stderr}")
+        r = subprocess.run([potop, "info", "-m", d, "--json"], capture_output=True, text=True)
+        check(r.returncode == 0 and json.loads(r.stdout)["tokenizer"]["kind"] == "bpe",
+              f"llama2-spm-f16: potop info reads it {r.stderr}")
 
         # The imported model is an ordinary potop model directory.
         d = os.path.join(root, "gpt2-f32-buffers", "potop")

@@ -14,6 +14,11 @@ std::unique_ptr<Tokenizer> subword_tokenizer(const std::string& dir) {
   if (tokenizer->kind() != "bpe" && tokenizer->kind() != "unigram")
     throw Error("--tokenizer " + dir + ": a " + tokenizer->kind() + " tokenizer; an encoder-decoder takes a bpe or "
                 "unigram one (potop tokenizer train --kind bpe), whose pieces cover any text");
+  // Sentences are padded with <pad> 0 and framed by <bos> 1 and <eos> 2 (data/parallel_corpus.h).
+  if (tokenizer->specials() != kPotopSpecials)
+    throw Error("--tokenizer " + dir + ": its special ids are not potop's (<pad> 0, <bos> 1, <eos> 2, <unk> 3), which "
+                "an encoder-decoder frames its sentences with (an imported Llama 2 model's tokenizer has <unk> 0, "
+                "<s> 1, </s> 2 and no <pad>); train one with potop tokenizer train --kind bpe");
   return tokenizer;
 }
 

@@ -14,6 +14,7 @@
 #include "support/multilingual.h"
 #include "support/testing.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/special_texts.h"
 
 namespace potop {
 namespace {
@@ -126,6 +127,41 @@ TEST_P(SentencePieceAgreement, PotopTrainsWhatSpmTrainTrains) {
     EXPECT_NEAR(std::stod(ours_lines[i].substr(tab_a + 1)), std::stod(spm_lines[i].substr(tab_b + 1)), 1e-4)
         << "line " << i;
   }
+}
+
+// Llama 2's layout, spm_train's defaults: <unk> 0, <s> 1, </s> 2, no <pad>, a "▁" put before the
+// text. Imported, it keeps those ids, encodes as spm_encode does, and a chat prompt's written-out
+// <s> and </s> are those tokens.
+TEST_P(SentencePieceAgreement, LlamaTwoLayoutKeepsItsOwnSpecialIds) {
+  const std::string kind = GetParam();
+  run("spm_train --input=" + (dir_ / "train.txt").string() + " --model_prefix=" + (dir_ / "llama2").string() +
+      " --model_type=" + kind + " --vocab_size=800 --byte_fallback=true --character_coverage=1.0 --minloglevel=1 2>&1");
+  const auto tok = SentencePieceTokenizer::load(dir_ / "llama2.model");
+  EXPECT_EQ(tok->specials(), (SpecialTokens{.pad = -1, .bos = 1, .eos = 2, .unk = 0}));
+  EXPECT_TRUE(tok->adds_dummy_prefix());
+  EXPECT_FALSE(tok->encodes_by_word());
+  std::string eval;
+  for (const std::string& t : testing::unseen_texts()) eval += t + "\n";
+  eval += testing::multilingual_text(5000, 13) + "\n";
+  testing::write_file(dir_ / "eval.txt", eval);
+  const std::vector<std::string> spm_ids =
+      lines_of(run("spm_encode --model=" + (dir_ / "llama2.model").string() + " --output_format=id < " +
+                   (dir_ / "eval.txt").string()));
+  const std::vector<std::string> lines = lines_of(eval);
+  ASSERT_EQ(spm_ids.size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string numbers;
+    for (const int id : tok->encode(lines[i])) {
+      if (!numbers.empty()) numbers += ' ';
+      numbers += std::to_string(id);
+    }
+    EXPECT_EQ(numbers, spm_ids[i]) << "line " << i + 1 << ": " << lines[i];
+  }
+  const std::vector<int> hi = tok->encode("hi");
+  std::vector<int> want = {1};
+  want.insert(want.end(), hi.begin(), hi.end());
+  want.push_back(2);
+  EXPECT_EQ(encode_with_specials(*tok, "<s>hi</s>", "prompt", Unknown::kError, nullptr), want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, SentencePieceAgreement, ::testing::Values("bpe", "unigram"));
