@@ -194,7 +194,10 @@ std::string read_hf_chat_template(const fs::path& dir) {
   if (fs::exists(dir / "chat_template.jinja")) return read_file(dir / "chat_template.jinja");
   const fs::path config_file = dir / "tokenizer_config.json";
   if (!fs::exists(config_file)) return "";
-  const nlohmann::json config = read_json_file(config_file);
+  return hf_chat_template(read_json_file(config_file), config_file.string());
+}
+
+std::string hf_chat_template(const nlohmann::json& config, const std::string& source) {
   if (!config.is_object() || !config.contains("chat_template") || config["chat_template"].is_null()) return "";
   const nlohmann::json& t = config["chat_template"];
   if (t.is_string()) return t.get<std::string>();
@@ -202,8 +205,7 @@ std::string read_hf_chat_template(const fs::path& dir) {
     for (const nlohmann::json& named : t)
       if (named.is_object() && named.value("name", "") == "default" && named.contains("template") && named["template"].is_string())
         return named["template"].get<std::string>();
-  throw Error(config_file.string() + ": chat_template: expected a string, or a list of {\"name\", \"template\"} with a "
-              "\"default\"");
+  throw Error(source + ": chat_template: expected a string, or a list of {\"name\", \"template\"} with a \"default\"");
 }
 
 bool is_hf_config(const nlohmann::json& j) {

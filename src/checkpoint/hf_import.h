@@ -43,9 +43,11 @@ void write_imported_model(const std::filesystem::path& out, ImportedModel& model
                           nlohmann::json provenance, ImportSummary& s, const std::vector<int>& eos_ids = {},
                           const std::string& chat_template = "");
 // A Hugging Face directory's chat template: chat_template.jinja (what newer transformers save),
-// else tokenizer_config.json's "chat_template" (a string, or named templates: the "default" one);
-// empty when it has none.
+// else tokenizer_config.json's "chat_template"; empty when it has none.
 std::string read_hf_chat_template(const std::filesystem::path& dir);
+// tokenizer_config.json's "chat_template": a string, or named templates (the "default" one); empty
+// when absent or null. Anything else is an Error naming `source`.
+std::string hf_chat_template(const nlohmann::json& tokenizer_config, const std::string& source);
 // `--out` must be new or empty: an Error naming it otherwise.
 void check_import_out(const std::filesystem::path& out);
 

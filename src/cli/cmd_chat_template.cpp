@@ -10,6 +10,7 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/hf_import.h"
 #include "checkpoint/model_dir.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -53,15 +54,9 @@ serve::ChatTemplate template_from(const std::string& source) {
   if (!source.ends_with(".json")) return serve::jinja_chat_template(read_file(source), source);
   const json j = read_json_file(source);
   if (j.is_object() && j.contains("chat_template")) {  // tokenizer_config.json
-    const json& t = j["chat_template"];
-    if (t.is_string()) return serve::jinja_chat_template(t.get<std::string>(), source + ": chat_template");
-    // Several named templates: the one named "default", as transformers picks.
-    if (t.is_array())
-      for (const json& named : t)
-        if (named.is_object() && named.value("name", "") == "default" && named.contains("template") &&
-            named["template"].is_string())
-          return serve::jinja_chat_template(named["template"].get<std::string>(), source + ": chat_template");
-    throw Error(source + ": chat_template must be a string, or a list of {\"name\", \"template\"} with a \"default\"");
+    const std::string text = hf_chat_template(j, source);
+    if (text.empty()) throw Error(source + ": chat_template is null");
+    return serve::jinja_chat_template(text, source + ": chat_template");
   }
   return serve::chat_template_from_json(j, source);
 }

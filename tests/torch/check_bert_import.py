@@ -122,7 +122,7 @@ def main():
     if missing is not None:
         return missing
     import numpy as np
-    from check_hf_import import stored, write_tensors
+    from check_hf_import import start_server, stored, write_tensors
     potop = sys.argv[1]
     rng = np.random.default_rng(11)
     vocab = SPECIALS + WORDS + PIECES
@@ -221,10 +221,8 @@ def main():
             json.loads(fills[0].stdout)[0][0]["token"] == json.loads(fills[1].stdout)[0][0]["token"]
         check(same, f"quantize --type q8_0 keeps the imported BERT's top fill ({r.stderr.strip()[-200:]})")
         # Served: /v1/fill-mask gives what bert fill gives.
-        server = subprocess.Popen([potop, "serve", "-m", d, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE,
-                                  text=True)
+        server, url, _ = start_server(potop, d)
         try:
-            url = next(line.split("listening on ")[1].split()[0] for line in server.stderr if "listening on " in line)
             body = json.dumps({"text": PROMPTS[0], "top_k": 1}).encode()
             req = urllib.request.Request(url + "/v1/fill-mask", body, {"Content-Type": "application/json"})
             got = json.loads(urllib.request.urlopen(req, timeout=60).read())["masks"][0][0]

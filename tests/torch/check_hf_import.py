@@ -162,6 +162,19 @@ def write_case(root, name, cfg, state, dtype, vocab, merges, shards=1, extra=Non
     return {k: stored(v, dtype) for k, v in state.items()}, np
 
 
+def start_server(potop, model):
+    """`potop serve -m model` on a free port: the process, its URL, and what it said before listening."""
+    server = subprocess.Popen([potop, "serve", "-m", model, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE,
+                              text=True)
+    url, said = None, ""
+    for line in server.stderr:
+        said += line
+        if "listening on " in line:
+            url = line.split("listening on ")[1].split()[0]
+            break
+    return server, url, said
+
+
 def llama2_sentencepiece(root):
     """A SentencePiece BPE trained here as Llama 2's is laid out: <unk> 0, <s> 1, </s> 2, no <pad>,
     byte fallback, digits split, the default "▁" before the text. Returns its .model file."""
@@ -494,6 +507,22 @@ def main():
         kept = json.load(open(os.path.join(gguf + ".potop", "config.json"))).get("chat_template") if r2.returncode == 0 else None
         check(r.returncode == 0 and kept == chat_template,
               f"export --format gguf writes tokenizer.chat_template, which import reads ({kept!r} {r.stderr[-200:]} {r2.stderr[-200:]})")
+        # The real llama.cpp reads that file's template, and the rendered prompt's tokens (its
+        # written-out <|endoftext|> read as the token), compared below with serve's count.
+        llama_cpp = None
+        gguf_tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gguf")
+        if shutil.which("node") and os.path.isdir(os.path.join(gguf_tests, "node_modules", "node-llama-cpp")):
+            prompt = os.path.join(root, "chat-prompt.txt")
+            with open(prompt, "w") as f:
+                f.write(subprocess.run([potop, "chat-template", d, "--messages", os.path.join(root, "chat.json")],
+                                       capture_output=True, text=True).stdout)
+            r = subprocess.run(["node", os.path.join(gguf_tests, "chat_prompt.mjs"), gguf, prompt],
+                               capture_output=True, text=True)
+            llama_cpp = json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-300:]}
+            check(llama_cpp.get("chat_template") == chat_template,
+                  f"llama.cpp (node-llama-cpp) reads the exported GGUF's chat template: {llama_cpp}")
+        elif os.environ.get("POTOP_STRICT_SKIPS") == "1":
+            check(False, "node or tests/gguf/node_modules missing: llama.cpp cannot check the GGUF's chat template")
         sample = [potop, "sample", "-m", d, "-p", "The quick", "-n", "5", "--temperature", "0", "--json"]
         r = subprocess.run(sample, capture_output=True, text=True)
         got = json.loads(r.stdout)["samples"][0] if r.returncode == 0 else {}
@@ -503,14 +532,8 @@ def main():
         got = json.loads(r.stdout)["samples"][0] if r.returncode == 0 else {}
         check(got.get("finish_reason") == "length" and got.get("tokens") == 5 and got.get("text", "").count("<|endoftext|>") == 5,
               f"potop sample --ignore-eos goes on: {got or r.stderr}")
-        server = subprocess.Popen([potop, "serve", "-m", d, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE, text=True)
+        server, url, said = start_server(potop, d)
         try:
-            url, said = None, ""
-            for line in server.stderr:
-                said += line
-                if "listening on " in line:
-                    url = line.split("listening on ")[1].split()[0]
-                    break
             check("chats use the model's own chat template" in said, f"potop serve says it chats with the model's template: {said}")
             body = json.dumps({"prompt": "The quick", "max_tokens": 5, "temperature": 0}).encode()
             req = urllib.request.Request(url + "/v1/completions", body, {"Content-Type": "application/json"})
@@ -537,6 +560,10 @@ def main():
             got = json.loads(urllib.request.urlopen(req, timeout=60).read())
             check(got["usage"]["prompt_tokens"] == text_tokens + 2 and got["choices"][0]["finish_reason"] == "stop",
                   f"potop serve's chat renders the model's Jinja template ({got['usage']}, {text_tokens} + 2 expected)")
+            if llama_cpp is not None:
+                check(llama_cpp.get("prompt_tokens") == got["usage"]["prompt_tokens"],
+                      f"llama.cpp reads the rendered prompt as serve does: {llama_cpp.get('prompt_tokens')} tokens, "
+                      f"serve {got['usage']['prompt_tokens']}")
         except Exception as e:  # noqa: BLE001 - any failure is the check's
             check(False, f"potop serve's completion at the end of text: {e}")
         finally:
@@ -549,14 +576,8 @@ def main():
         config = json.load(open(os.path.join(broken, "config.json")))
         config["chat_template"] = "{% include 'other.jinja' %}"
         json.dump(config, open(os.path.join(broken, "config.json"), "w"))
-        server = subprocess.Popen([potop, "serve", "-m", broken, "--port", "0", "--threads", "1"], stderr=subprocess.PIPE,
-                                  text=True)
+        server, _, said = start_server(potop, broken)
         try:
-            said = ""
-            for line in server.stderr:
-                said += line
-                if "listening on " in line:
-                    break
             check("chat template is not used" in said and "chats use the plain template" in said,
                   f"potop serve says at start-up that it falls back to the plain template: {said}")
         finally:

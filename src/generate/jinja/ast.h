@@ -50,7 +50,7 @@ struct Node {
   std::string text;
   double number = 0;
   bool computed = false, negated = false;
-  int height = 1;  // of a chain built in a loop (a + b + c, a | f | g, a.b.c): bounded, as recursion walks it
+  int height = 1;  // of its subtree (parser.cpp: finish): bounded, as the renderer's recursion walks it
   NodePtr a, b, c;
   std::vector<NodePtr> list, body, alternate;
   std::vector<std::pair<NodePtr, NodePtr>> entries;

@@ -45,21 +45,12 @@ std::vector<std::string> split_on(const std::string& s, const std::string& sep) 
   return parts;
 }
 
-// Texts a filter builds are bounded as the renderer's own are (template.cpp).
-void bounded_size(const std::string& s) {
-  if (s.size() > (16u << 20)) unsupported("a text of more than 16 MiB");
-}
-std::string bounded(std::string s) {
-  bounded_size(s);
-  return s;
-}
-
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (i) out += sep;
     out += parts[i];
-    if (out.size() > (16u << 20)) unsupported("a text of more than 16 MiB");
+    check_text_size(out.size());
   }
   return out;
 }
@@ -92,17 +83,19 @@ std::string replace(const std::string& s, const std::string& from, const std::st
     for (const std::string& c : code_points(s)) {
       if (remaining > 0) out += to, --remaining;
       out += c;
-      bounded_size(out);
+      check_text_size(out.size());
     }
     if (remaining > 0) out += to;
-    return bounded(out);
+    return out;
   }
   size_t at = 0;
   for (size_t next; remaining > 0 && (next = s.find(from, at)) != std::string::npos; at = next + from.size(), --remaining) {
     out += s.substr(at, next - at) + to;
-    bounded_size(out);
+    check_text_size(out.size());
   }
-  return bounded(out + s.substr(at));
+  out += s.substr(at);
+  check_text_size(out.size());
+  return out;
 }
 
 Value string_array(const std::vector<std::string>& parts) {

@@ -134,10 +134,10 @@ class SpecialArguments {
 // million), and text or arrays it builds (a string doubled in a loop). Chat templates stay far
 // below; past these the rendering stops rather than hang or exhaust memory.
 constexpr long kMaxSteps = 2'000'000;
-constexpr size_t kMaxText = 16u << 20, kMaxItems = 1'000'000;
+constexpr size_t kMaxItems = 1'000'000;
 
 std::string checked_text(std::string s) {
-  if (s.size() > kMaxText) unsupported("a text of more than 16 MiB");
+  check_text_size(s.size());
   return s;
 }
 
@@ -181,7 +181,7 @@ class Interpreter {
     for (const NodePtr& s : statements) {
       const Value v = evaluate(*s, env);
       if (!v.none()) out += to_output(v);
-      if (out.size() > kMaxText) unsupported("a text of more than 16 MiB");
+      check_text_size(out.size());
     }
     return out;
   }
@@ -534,7 +534,7 @@ class Interpreter {
       assign(items[i], *scope);
       try {
         out += block(n.body, scope);
-        if (out.size() > kMaxText) unsupported("a text of more than 16 MiB");
+        check_text_size(out.size());
       } catch (const ContinueSignal&) {
         continue;
       } catch (const BreakSignal&) {

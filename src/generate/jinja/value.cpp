@@ -65,6 +65,10 @@ thread_local std::vector<std::weak_ptr<Object>> namespaces;
 
 }  // namespace
 
+void check_text_size(size_t bytes) {
+  if (bytes > kMaxText) unsupported("a text of more than 16 MiB");
+}
+
 void track_namespace(const std::shared_ptr<Object>& ns) { namespaces.push_back(ns); }
 
 void release_namespaces() {
@@ -253,7 +257,7 @@ std::string to_json(const Value& v, const JsonStyle& style, int depth, bool unde
       size_t total = 0;
       auto add = [&](std::string part) {
         total += part.size() + child_pad.size() + item_sep.size();
-        if (total > (16u << 20)) unsupported("JSON of more than 16 MiB");
+        check_text_size(total);
         parts.push_back(std::move(part));
       };
       if (v.type == Type::kArray) {

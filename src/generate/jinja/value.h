@@ -70,6 +70,11 @@ class Object {
   std::unordered_map<std::string, size_t> index_;
 };
 
+// What one rendering may build: a text (a string doubled in a loop, JSON indented by 1000) of at
+// most 16 MiB; past it the rendering stops (kUnsupported) rather than exhaust memory.
+inline constexpr size_t kMaxText = 16u << 20;
+void check_text_size(size_t bytes);
+
 // Every namespace made while rendering, so that the end of a rendering can empty them: a
 // namespace is the one value a template can change, so the one that can hold itself
 // (`set ns.self = ns`), a cycle shared pointers alone would never free.
