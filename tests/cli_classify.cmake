@@ -7,5 +7,5 @@ endforeach()
 if(POTOP_MPI)
   add_test(NAME cli.classify.mpi
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/classify.sh $<TARGET_FILE:potop> mpi ${MPIEXEC_EXECUTABLE})
-  set_tests_properties(cli.classify.mpi PROPERTIES LABELS "cli;mpi" TIMEOUT 300)
+  set_tests_properties(cli.classify.mpi PROPERTIES LABELS "cli;mpi;retrain" TIMEOUT 300)
 endif()

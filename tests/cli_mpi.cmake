@@ -10,4 +10,10 @@ if(POTOP_MPI)
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi.sh $<TARGET_FILE:potop> ${MPIEXEC_EXECUTABLE} ${group})
     set_tests_properties(cli.mpi.${group} PROPERTIES LABELS "cli;mpi" TIMEOUT 300)
   endforeach()
+  # Label "retrain": each trainer's 2-rank run against its --grad-accum 2 run, numbers compared.
+  # scripts/test-sanitize.sh leaves these out: cli.mpi.equal keeps the MPI exchange under the
+  # sanitizers, and each trainer's own CLI test keeps its code there (docs/testing.md).
+  foreach(group llama_equal bow_equal translate_equal bert_equal classify_equal)
+    set_tests_properties(cli.mpi.${group} PROPERTIES LABELS "cli;mpi;retrain")
+  endforeach()
 endif()

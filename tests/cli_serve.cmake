@@ -13,10 +13,13 @@ add_test(NAME cli.serve_kinds COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve
 set_tests_properties(cli.serve_kinds PROPERTIES LABELS "cli" TIMEOUT 300)
 # potop serve safe to expose: the API key, Host and origin checks, JSON-only POSTs, chunked bodies,
 # and a bounded attack with SIGTERM during it (tests/cli/serve_guard.sh).
-add_test(NAME cli.serve_guard COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve_guard.sh $<TARGET_FILE:potop>)
-# Alone (RUN_SERIAL): its probes' p99 bound (100 ms) is the server's under attack, not the wait
-# for a core that another test holds on a 2-core machine.
-set_tests_properties(cli.serve_guard PROPERTIES LABELS "cli" TIMEOUT 300 RUN_SERIAL TRUE)
+foreach(group guard deadlines attack)
+  add_test(NAME cli.serve_guard.${group} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve_guard.sh $<TARGET_FILE:potop> ${group})
+  set_tests_properties(cli.serve_guard.${group} PROPERTIES LABELS "cli" TIMEOUT 300)
+endforeach()
+# The attack alone (RUN_SERIAL): its probes' p99 bound (100 ms) is the server's under attack, not
+# the wait for a core that another test holds on a 2-core machine.
+set_tests_properties(cli.serve_guard.attack PROPERTIES RUN_SERIAL TRUE)
 # potop serve behind nginx with TLS, as docs/serve.md sets it up (tests/cli/serve_proxy.sh).
 add_test(NAME cli.serve_proxy COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/serve_proxy.sh $<TARGET_FILE:potop>)
 set_tests_properties(cli.serve_proxy PROPERTIES LABELS "cli" TIMEOUT 300)

@@ -58,13 +58,13 @@ std::vector<float> probabilities(LoadedClassifier& m, const EncodedTexts& texts)
 
 int argmax(const float* p, int K) { return int(std::max_element(p, p + K) - p); }
 
-struct EvalArgs {
+struct ClassifyEvalArgs {
   ModelArgs model;
   std::string data;
   bool json = false;
 };
 
-int classify_eval(const EvalArgs& a) {
+int classify_eval(const ClassifyEvalArgs& a) {
   LoadedClassifier m = load_classifier(a.model);
   const std::vector<LabelledExample> examples = read_labelled_tsv(a.data);
   const std::vector<int> truth = class_ids(examples, m.config.labels, a.data);
@@ -174,13 +174,13 @@ int classify_predict(const PredictArgs& a) {
   return 0;
 }
 
-struct AttentionArgs {
+struct ClassifyAttentionArgs {
   ModelArgs model;
   std::string text, html;
   bool force = false;
 };
 
-int classify_attention(const AttentionArgs& a) {
+int classify_attention(const ClassifyAttentionArgs& a) {
   if (!a.html.empty()) check_output_file(a.html, "--html", a.force);
   LoadedClassifier m = load_classifier(a.model);
   const ClassifierConfig& c = m.config;
@@ -232,7 +232,7 @@ int classify_attention(const AttentionArgs& a) {
 void add_classify_eval(CLI::App* parent, std::function<int()>& run) {
   CLI::App* cmd = parent->add_subcommand("eval", "accuracy, macro-F1, per-class precision/recall/F1 and the confusion "
                                                  "matrix of a classifier on label<TAB>text lines");
-  auto a = std::make_shared<EvalArgs>();
+  auto a = std::make_shared<ClassifyEvalArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("--data", a->data, "label<TAB>text lines to score")->required();
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
@@ -251,7 +251,7 @@ void add_classify_predict(CLI::App* parent, std::function<int()>& run) {
 void add_classify_attention(CLI::App* parent, std::function<int()>& run) {
   CLI::App* cmd = parent->add_subcommand(
       "attention", "what the pooled position ([CLS], or the last token) attends to, per layer and head, for a text");
-  auto a = std::make_shared<AttentionArgs>();
+  auto a = std::make_shared<ClassifyAttentionArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("text", a->text, "the text to look at")->required();
   cmd->add_option("--html", a->html, "also write every layer's and head's attention map to this HTML file (as potop attention)");

@@ -19,7 +19,10 @@ class Error : public std::runtime_error {
 
 }  // namespace potop
 
-#define POTOP_CHECK(cond, ...)                                                           \
-  do {                                                                                   \
-    if (!(cond)) ::potop::check_failed(__FILE__, __LINE__, #cond, std::string{__VA_ARGS__}); \
+// __FILE_NAME__, the file's name without its directory: a message names no path of the machine
+// that built potop, and an object's bytes do not depend on where the checkout lies (so ccache
+// hands a fresh clone the objects another checkout compiled).
+#define POTOP_CHECK(cond, ...)                                                                 \
+  do {                                                                                         \
+    if (!(cond)) ::potop::check_failed(__FILE_NAME__, __LINE__, #cond, std::string{__VA_ARGS__}); \
   } while (0)

@@ -2,7 +2,13 @@
 // OpenMP runtime, so one setting governs all and threads never oversubscribe the cores.
 #pragma once
 
+#include <cstddef>
+
 namespace potop {
+
+// Elementwise loops over fewer floats than this run on one thread: below it, starting a parallel
+// region costs more than it saves.
+inline constexpr size_t kParallelMinFloats = size_t{1} << 14;
 
 // The CPUs potop may use: those of its affinity mask, within its cgroup's CPU quota.
 int hardware_threads();

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/scratch.h"
+#include "core/threads.h"
 #include "kernels/column_sums.h"
 #include "kernels/vec_math.h"
 
@@ -21,7 +22,6 @@ namespace potop {
 namespace {
 constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
 constexpr float kGeluCubic = 0.044715f;
-constexpr size_t kParallelMin = 1 << 14;  // below this, a parallel region costs more than it saves
 
 // e^(-2u), u = √(2/π) (x + 0.044715 x³), and σ(2u) = 1 / (1 + e^(-2u)). Where e^(-2u) > e^85,
 // σ is flushed to 0 (gelu(x) = x σ underflows anyway, x < -10.5) rather than becoming subnormal
@@ -72,14 +72,14 @@ inline float tanh_grad(float x) {
 // value (see with_store in grad_store.h).
 template <bool kAdd, class G>
 void elementwise_backward(float* dinp, const float* dout, const float* inp, size_t n, G grad) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], grad(dout[i], inp[i]));
 }
 
 template <class F>
 void bias_activation_forward(float* out, float* pre, const float* bias, int N, int OC, F f) {
   // out (N, OC), pre (N, OC), bias (OC) or null
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC >= kParallelMin)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * OC >= kParallelMinFloats)
   for (int n = 0; n < N; ++n) {
     float* p = pre + static_cast<size_t>(n) * OC;
     float* o = out + static_cast<size_t>(n) * OC;
@@ -105,7 +105,7 @@ void bias_activation_backward(float* dpre, float* dbias, const float* dout, cons
               "bias-activation backward: dpre may share memory with dout only as the same buffer, with kOverwrite");
   // Without a bias the chunk sums are still made, so the loop needs no test, and then dropped.
   float* const sums_into[] = {dbias};
-  chunked_row_sums(N, OC, sums_into, n_all >= kParallelMin, [&](int r0, int r1, float* const* sums) {
+  chunked_row_sums(N, OC, sums_into, n_all >= kParallelMinFloats, [&](int r0, int r1, float* const* sums) {
     float* acc = sums[0];  // dbias's share of this chunk
     // kAccumulate: the row's gradient goes to a buffer of its own first and is added to dpre
     // after. Stored as is, v keeps the bits it has with kOverwrite, and so does dbias: summed
@@ -168,7 +168,7 @@ void bias_tanh_backward(float* dpre, float* dbias, const float* dout, const floa
 
 void gelu_forward(float* out, const float* inp, size_t n) {
   // out (n), inp (n); out may alias inp
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) out[i] = gelu(inp[i]);
 }
 
@@ -184,7 +184,7 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, size_t n, G
 
 void gelu_erf_forward(float* out, const float* inp, size_t n) {
   // out (n), inp (n); out may alias inp
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) out[i] = gelu_erf(inp[i]);
 }
 
@@ -200,7 +200,7 @@ void gelu_erf_backward(float* dinp, const float* dout, const float* inp, size_t 
 
 void relu_forward(float* out, const float* inp, size_t n) {
   // out (n), inp (n); out may alias inp
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
@@ -216,7 +216,7 @@ void relu_backward(float* dinp, const float* dout, const float* inp, size_t n, G
 
 void tanh_forward(float* out, const float* inp, size_t n) {
   // out (n), inp (n); out may alias inp
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) out[i] = std::tanh(inp[i]);
 }
 

@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/threads.h"
 
 namespace potop {
 
 namespace {
-constexpr size_t kParallelMin = 1 << 14;
 
 // counter_uniform(seed, i) = k · 2^-24 with k = hash64(seed, i) >> 40, an integer below 2^24, so
 //   counter_uniform(seed, i) >= p  <=>  k >= ceil(p · 2^24)
@@ -25,13 +25,13 @@ inline bool keep(uint64_t seed, size_t i, uint64_t threshold) { return (hash64(s
 template <bool kAdd>
 void dropout_backward_impl(float* dinp, const float* dout, float p, uint64_t seed, size_t n) {
   if (p == 0.0f) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
     for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], dout[i]);
     return;
   }
   const float scale = 1.0f / (1.0f - p);
   const uint64_t threshold = keep_threshold(p);
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) store_grad<kAdd>(dinp[i], dout[i] * (keep(seed, i, threshold) ? scale : 0.0f));
 }
 }  // namespace
@@ -45,7 +45,7 @@ void dropout_forward(float* out, const float* inp, float p, uint64_t seed, size_
   }
   const float scale = 1.0f / (1.0f - p);
   const uint64_t threshold = keep_threshold(p);
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) out[i] = inp[i] * (keep(seed, i, threshold) ? scale : 0.0f);
 }
 

@@ -10,12 +10,12 @@
 #include "core/decimal.h"
 #include "core/error.h"
 #include "core/profile.h"
+#include "core/threads.h"
 
 namespace potop {
 
 namespace {
 
-constexpr size_t kParallelMin = 1 << 14;
 
 }  // namespace
 
@@ -40,7 +40,7 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
   const float bc2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   const float eps = static_cast<float>(as_written(hyper.eps));
   const bool small_w1 = std::fabs(w1) < 0.5f;  // torch's lerp switches formula at weight 0.5
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
   for (size_t i = 0; i < n; ++i) {
     const float g = grads[i];
     const float p = wd != 0.0 ? params[i] * decay : params[i];
@@ -63,7 +63,7 @@ double global_norm(const float* grads, size_t n) {
   };
   Partial partials[kMaxThreads];
   int used = 1;
-  const int want = n >= kParallelMin ? std::min(omp_get_max_threads(), kMaxThreads) : 1;
+  const int want = n >= kParallelMinFloats ? std::min(omp_get_max_threads(), kMaxThreads) : 1;
 #pragma omp parallel num_threads(want)
   {
     const size_t nthreads = static_cast<size_t>(omp_get_num_threads());
@@ -88,7 +88,7 @@ double clip_grad_norm(float* grads, size_t n, double max_norm) {
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0) {
     const float c = static_cast<float>(coef);
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if (n >= kParallelMinFloats)
     for (size_t i = 0; i < n; ++i) grads[i] *= c;
   }
   return norm;

@@ -46,7 +46,7 @@ void each_message(const json& messages, std::string& last_user, Write write) {
 }
 
 // Fields OpenAI's chat API defines that a potop model cannot honour.
-void refuse_unsupported(const json& body) {
+void refuse_unsupported_chat_fields(const json& body) {
   for (const char* name : {"tools", "functions"})
     if (auto it = body.find(name); it != body.end() && !it->is_null() && !(it->is_array() && it->empty()))
       throw ApiError::invalid(name, std::string(name) + " are not supported: a potop model has no tool calling");
@@ -184,7 +184,7 @@ ChatRequest parse_chat_request(std::string_view text, const Limits& limits, cons
 }
 
 ChatRequest chat_request_from_json(const json& body, const Limits& limits, const ChatTemplate& chat_template) {
-  refuse_unsupported(body);
+  refuse_unsupported_chat_fields(body);
   if (!body.contains("messages")) throw ApiError::invalid("messages", "messages is required");
 
   // The chat fields become /v1/completions' and that parser checks them all.

@@ -55,7 +55,7 @@ bool read_bool(const json& v, const char* name) {
 }
 
 // Fields OpenAI defines that potop cannot honour: refused rather than silently ignored.
-void refuse_unsupported(const json& body) {
+void refuse_unsupported_completion_fields(const json& body) {
   if (const json* v = field(body, "n"); v && !(v->is_number_integer() && v->get<long long>() == 1))
     throw ApiError::invalid("n", "n must be 1: one completion per request (send several requests instead)");
   if (const json* v = field(body, "best_of"); v && !(v->is_number_integer() && v->get<long long>() == 1))
@@ -89,7 +89,7 @@ CompletionRequest parse_completion_request(std::string_view text, const Limits& 
 }
 
 CompletionRequest completion_request_from_json(const json& body, const Limits& limits) {
-  refuse_unsupported(body);
+  refuse_unsupported_completion_fields(body);
 
   CompletionRequest r;
   const json* prompt = field(body, "prompt");

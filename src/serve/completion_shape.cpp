@@ -10,19 +10,19 @@ namespace potop::serve {
 namespace {
 
 // Insertion-ordered, so that top_logprobs run from the likeliest, as OpenAI sends them.
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 // Generated text may hold stray bytes (a byte token alone): they become U+FFFD, never an exception.
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-std::string data(const json& j) { return "data: " + dump(j) + "\n\n"; }
+std::string dump_ordered(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+std::string data(const ojson& j) { return "data: " + dump_ordered(j) + "\n\n"; }
 
-json legacy_logprobs(const std::vector<TokenScore>& scores) {
-  json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+ojson legacy_logprobs(const std::vector<TokenScore>& scores) {
+  ojson tokens = ojson::array(), token_logprobs = ojson::array(), top = ojson::array(), offsets = ojson::array();
   for (const TokenScore& s : scores) {
     tokens.push_back(s.text);
-    token_logprobs.push_back(s.logprob ? json(*s.logprob) : json());
+    token_logprobs.push_back(s.logprob ? ojson(*s.logprob) : ojson());
     if (s.logprob) {
-      json alternatives = json::object();
+      ojson alternatives = ojson::object();
       for (const auto& [text, lp] : s.top) alternatives.emplace(text, lp);  // the likelier of equal texts stays
       top.push_back(alternatives);
     } else {
@@ -33,24 +33,24 @@ json legacy_logprobs(const std::vector<TokenScore>& scores) {
   return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
 }
 
-json utf8_bytes(const std::string& text) {
-  json bytes = json::array();
+ojson utf8_bytes(const std::string& text) {
+  ojson bytes = ojson::array();
   for (unsigned char c : text) bytes.push_back(int(c));
   return bytes;
 }
 
-json chat_logprobs(const std::vector<TokenScore>& scores) {
-  json content = json::array();
+ojson chat_logprobs(const std::vector<TokenScore>& scores) {
+  ojson content = ojson::array();
   for (const TokenScore& s : scores) {
     if (!s.logprob) continue;  // an echoed first token: chat has no echo
-    json top = json::array();
+    ojson top = ojson::array();
     for (const auto& [text, lp] : s.top) top.push_back({{"token", text}, {"logprob", lp}, {"bytes", utf8_bytes(text)}});
     content.push_back({{"token", s.text}, {"logprob", *s.logprob}, {"bytes", utf8_bytes(s.text)}, {"top_logprobs", top}});
   }
   return {{"content", content}};
 }
 
-json usage(const CompletionResult& r) {
+ojson usage(const CompletionResult& r) {
   return {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens},
           {"total_tokens", r.prompt_tokens + r.completion_tokens}};
 }
@@ -68,7 +68,7 @@ CompletionShape::CompletionShape(Api api, long number, std::string model, uint64
       logprobs_(logprobs),
       include_usage_(include_usage),
       created_(static_cast<long>(std::time(nullptr))) {
-  const std::string event = data(chunk_json(chat_ ? json{{"content", ""}} : json(), "", {}, json()));
+  const std::string event = data(chunk_json(chat_ ? ojson{{"content", ""}} : ojson(), "", {}, ojson()));
   const std::string empty = chat_ ? "\"content\":\"\"" : "\"text\":\"\"";
   const size_t at = event.find(empty);
   POTOP_CHECK(at != std::string::npos, "an event holds its text");
@@ -76,78 +76,78 @@ CompletionShape::CompletionShape(Api api, long number, std::string model, uint64
   text_tail_ = event.substr(at + empty.size());
 }
 
-json CompletionShape::chunk_json(const json& delta, const std::string& text, const std::vector<TokenScore>& scores,
-                                 const json& finish_reason) const {
-  json choice;
-  const json logprobs = logprobs_ < 0 ? json() : chat_ ? chat_logprobs(scores) : legacy_logprobs(scores);
+ojson CompletionShape::chunk_json(const ojson& delta, const std::string& text, const std::vector<TokenScore>& scores,
+                                 const ojson& finish_reason) const {
+  ojson choice;
+  const ojson logprobs = logprobs_ < 0 ? ojson() : chat_ ? chat_logprobs(scores) : legacy_logprobs(scores);
   if (chat_) {
     choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
   } else {
     choice = {{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
   }
   return {{"id", id_}, {"object", chat_ ? "chat.completion.chunk" : "text_completion"}, {"created", created_},
-          {"model", model_}, {"seed", seed_}, {"choices", json::array({choice})}};
+          {"model", model_}, {"seed", seed_}, {"choices", ojson::array({choice})}};
 }
 
-json CompletionShape::response_json(const CompletionResult* r) const {
-  json out = {{"id", id_}, {"object", "response"}, {"created_at", created_}, {"model", model_}, {"seed", seed_}};
+ojson CompletionShape::response_json(const CompletionResult* r) const {
+  ojson out = {{"id", id_}, {"object", "response"}, {"created_at", created_}, {"model", model_}, {"seed", seed_}};
   if (!r) {
     out["status"] = "in_progress";
-    out["output"] = json::array();
+    out["output"] = ojson::array();
     return out;
   }
   const bool cut = r->finish_reason != "stop";  // max_output_tokens, the context or the time limit
   out["status"] = cut ? "incomplete" : "completed";
-  out["incomplete_details"] = cut ? json{{"reason", r->finish_reason == "time_limit" ? "time_limit" : "max_output_tokens"}}
-                                  : json();
-  json part = {{"type", "output_text"}, {"text", r->text}, {"annotations", json::array()}};
+  out["incomplete_details"] = cut ? ojson{{"reason", r->finish_reason == "time_limit" ? "time_limit" : "max_output_tokens"}}
+                                  : ojson();
+  ojson part = {{"type", "output_text"}, {"text", r->text}, {"annotations", ojson::array()}};
   if (logprobs_ >= 0) part["logprobs"] = chat_logprobs(r->scores)["content"];  // include: message.output_text.logprobs
-  out["output"] = json::array({{{"type", "message"}, {"id", item_id_}, {"status", "completed"}, {"role", "assistant"},
-                                {"content", json::array({part})}}});
+  out["output"] = ojson::array({{{"type", "message"}, {"id", item_id_}, {"status", "completed"}, {"role", "assistant"},
+                                {"content", ojson::array({part})}}});
   out["usage"] = {{"input_tokens", r->prompt_tokens}, {"output_tokens", r->completion_tokens},
                   {"total_tokens", r->prompt_tokens + r->completion_tokens}};
   return out;
 }
 
-std::string CompletionShape::typed_event(const std::string& type, json fields) {
-  json event = {{"type", type}, {"sequence_number", sequence_++}};
+std::string CompletionShape::typed_event(const std::string& type, ojson fields) {
+  ojson event = {{"type", type}, {"sequence_number", sequence_++}};
   for (auto& [key, value] : fields.items()) event[key] = std::move(value);
   return "event: " + type + "\n" + data(event);
 }
 
 std::string CompletionShape::head() {
   if (api_ == Api::kResponses) {
-    const json item = {{"type", "message"}, {"id", item_id_}, {"status", "in_progress"}, {"role", "assistant"},
-                       {"content", json::array()}};
+    const ojson item = {{"type", "message"}, {"id", item_id_}, {"status", "in_progress"}, {"role", "assistant"},
+                       {"content", ojson::array()}};
     // One statement each: the events are numbered in the order they are made.
     std::string out = typed_event("response.created", {{"response", response_json(nullptr)}});
     out += typed_event("response.in_progress", {{"response", response_json(nullptr)}});
     out += typed_event("response.output_item.added", {{"output_index", 0}, {"item", item}});
     out += typed_event("response.content_part.added",
                        {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
-                        {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}}}});
+                        {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", ojson::array()}}}});
     return out;
   }
   if (!chat_) return "";
-  return data(chunk_json({{"role", "assistant"}, {"content", ""}}, "", {}, json()));
+  return data(chunk_json({{"role", "assistant"}, {"content", ""}}, "", {}, ojson()));
 }
 
 std::string CompletionShape::event(const CompletionChunk& chunk) {
   if (chunk.text.empty() && chunk.scores.empty()) return "";
   if (api_ == Api::kResponses) {
     if (chunk.text.empty() && logprobs_ < 0) return "";
-    json delta = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"delta", chunk.text}};
+    ojson delta = {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"delta", chunk.text}};
     if (logprobs_ >= 0) delta["logprobs"] = chat_logprobs(chunk.scores)["content"];
     return typed_event("response.output_text.delta", std::move(delta));
   }
-  if (logprobs_ < 0) return text_head_ + dump(json(chunk.text)) + text_tail_;
-  return data(chunk_json(chat_ ? json{{"content", chunk.text}} : json(), chunk.text, chunk.scores, json()));
+  if (logprobs_ < 0) return text_head_ + dump_ordered(ojson(chunk.text)) + text_tail_;
+  return data(chunk_json(chat_ ? ojson{{"content", chunk.text}} : ojson(), chunk.text, chunk.scores, ojson()));
 }
 
 std::string CompletionShape::tail(const CompletionResult& result) {
   if (api_ == Api::kResponses) {  // no [DONE]: the last event is response.completed (or .incomplete)
-    const json finished = response_json(&result);
-    const json& part = finished["output"][0]["content"][0];
+    const ojson finished = response_json(&result);
+    const ojson& part = finished["output"][0]["content"][0];
     std::string out = typed_event("response.output_text.done", {{"item_id", item_id_}, {"output_index", 0},
                                                                 {"content_index", 0}, {"text", result.text}});
     out += typed_event("response.content_part.done",
@@ -157,29 +157,29 @@ std::string CompletionShape::tail(const CompletionResult& result) {
                        {{"response", finished}});
     return out;
   }
-  json last = chunk_json(json::object(), "", {}, result.finish_reason);
+  ojson last = chunk_json(ojson::object(), "", {}, result.finish_reason);
   if (!chat_) last["usage"] = usage(result);  // the legacy stream's last chunk has always carried it
   std::string out = data(last);
   if (chat_ && include_usage_)  // as OpenAI sends it: no choices, the usage
     out += data({{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_}, {"model", model_},
-                 {"seed", seed_}, {"choices", json::array()}, {"usage", usage(result)}});
+                 {"seed", seed_}, {"choices", ojson::array()}, {"usage", usage(result)}});
   return out + "data: [DONE]\n\n";
 }
 
 std::string CompletionShape::body(const CompletionResult& result) const {
-  if (api_ == Api::kResponses) return dump(response_json(&result));
-  json choice;
+  if (api_ == Api::kResponses) return dump_ordered(response_json(&result));
+  ojson choice;
   if (chat_) {
     choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}}},
-              {"logprobs", logprobs_ < 0 ? json() : chat_logprobs(result.scores)},
+              {"logprobs", logprobs_ < 0 ? ojson() : chat_logprobs(result.scores)},
               {"finish_reason", result.finish_reason}};
   } else {
     choice = {{"text", result.text}, {"index", 0},
-              {"logprobs", logprobs_ < 0 ? json() : legacy_logprobs(result.scores)},
+              {"logprobs", logprobs_ < 0 ? ojson() : legacy_logprobs(result.scores)},
               {"finish_reason", result.finish_reason}};
   }
-  return dump({{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_},
-               {"model", model_}, {"seed", seed_}, {"choices", json::array({choice})}, {"usage", usage(result)}});
+  return dump_ordered({{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_},
+               {"model", model_}, {"seed", seed_}, {"choices", ojson::array({choice})}, {"usage", usage(result)}});
 }
 
 }  // namespace potop::serve

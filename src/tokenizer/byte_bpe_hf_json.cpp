@@ -38,7 +38,7 @@ std::string onig_expression(std::string icu) {
   return icu;
 }
 
-std::string quoted(const std::string& literal) {
+std::string regex_quoted(const std::string& literal) {
   std::string out;
   for (const char c : literal) {
     if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
@@ -64,7 +64,7 @@ void read_pre_tokenizer(const json& p, const std::string& where, std::vector<std
     if (pattern.contains("Regex") && pattern["Regex"].is_string())
       split.push_back(icu_expression(pattern["Regex"].get<std::string>()));
     else if (pattern.contains("String") && pattern["String"].is_string())
-      split.push_back(quoted(pattern["String"].get<std::string>()));
+      split.push_back(regex_quoted(pattern["String"].get<std::string>()));
     else
       throw Error(where + ": Split: pattern is neither {\"Regex\": ...} nor {\"String\": ...}");
   } else if (type == "Digits") {

@@ -28,7 +28,7 @@ std::string json_type_name(const nlohmann::json& j) {
 }
 
 // Shows a string entry in a message without letting control characters through.
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false); }
+std::string json_quoted(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false); }
 
 }  // namespace
 
@@ -195,7 +195,7 @@ CharTokenizer CharTokenizer::from_vocab_json(const nlohmann::json& j, std::strin
     const std::string& s = e.get_ref<const std::string&>();
     const std::u32string cps = utf8_decode(s, where);
     if (cps.size() != 1)
-      throw Error(where + " is " + quoted(s) + " (" + std::to_string(cps.size()) +
+      throw Error(where + " is " + json_quoted(s) + " (" + std::to_string(cps.size()) +
                   " characters), expected exactly one character");
     chars.push_back(cps[0]);
   }

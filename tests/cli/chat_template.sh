@@ -6,8 +6,10 @@
 # throws (raise_exception, a syntax error, what it cannot do), potop must exit non-zero with one line
 # on stderr; a case marked "potop_unsupported" must be refused with a message saying "not supported".
 # The real models' first contexts go through a tokenizer_config.json too.
-#   chat_template.sh <potop>
-POTOP=$1
+# The cases are dealt into SHARDS shares (by their order), one CTest entry each, so that they run side
+# by side: a shard renders the cases whose number modulo SHARDS is SHARD.
+#   chat_template.sh <potop> [SHARD SHARDS]   (default: 0 1, every case)
+POTOP=$1 SHARD=${2:-0} SHARDS=${3:-1}
 REF=$(cd "$(dirname "$0")/../chat" && pwd)
 source "$(dirname "$0")/lib.sh"
 
@@ -52,9 +54,13 @@ refusal_problem() {
   fi
 }
 
-cases=0 contexts=0 matched=0 refused=0 unsupported=0 mismatched=0
+# mine <number>: whether the case of that number (from 0) is this shard's.
+mine() { [ $(($1 % SHARDS)) = "$SHARD" ]; }
+cases=0 contexts=0 matched=0 refused=0 unsupported=0 mismatched=0 number=-1
 for jinja in ref/*.jinja; do
   name=$(basename "$jinja" .jinja)
+  number=$((number + 1))
+  mine "$number" || continue
   cases=$((cases + 1))
   k=0
   while [ -f "ref/$name.$k.json" ]; do
@@ -85,9 +91,11 @@ ok "$cases cases, $contexts contexts: $matched rendered as @huggingface/jinja do
 [ "$contexts" -gt 0 ] || fail "no contexts rendered (tests/chat/cases empty?)"
 
 # The real models' templates read from a tokenizer_config.json ({"chat_template": ...}) render the same.
-configs=0 config_matched=0
+configs=0 config_matched=0 number=-1
 for jinja in ref/model-*.jinja; do
   name=$(basename "$jinja" .jinja)
+  number=$((number + 1))
+  mine "$number" || continue
   if [ ! -f "ref/$name.0.expected" ] || [ -f "ref/$name.unsupported" ]; then continue; fi
   configs=$((configs + 1))
   run_potop "ref/$name.tokenizer_config.json" "ref/$name.0.json"

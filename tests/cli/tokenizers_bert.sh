@@ -6,12 +6,16 @@
 # tests/tokenizers/varied_text.mjs; ../shared's Potop, the Tatoeba pairs and the SST-2 and TREC
 # sentences), and whose decoding of those ids must be the reference's; special tokens written in a
 # text; a GPT trained and sampled with it; broken files refused with one line.
-#   tokenizers_bert.sh <potop>
-POTOP=$1
+# Two groups, a CTest entry each: main (everything but Potop) and long (Potop and the Tatoeba
+# pairs, 5.4 MB: CTest label "long", which scripts/test.sh runs only when asked).
+#   tokenizers_bert.sh <potop> [main|long]   (no group: both)
+POTOP=$1 GROUP=${2:-}
 REF=$(cd "$(dirname "$0")/../tokenizers" && pwd)
 SHARED=$(cd "$(dirname "$0")/../../.." && pwd)/shared/data
 BERT=$SHARED/tokenizers/bert-base-uncased
 source "$(dirname "$0")/lib.sh"
+case $GROUP in "" | main | long) ;; *) fail "unknown group '$GROUP'"; finish ;; esac
+want() { [ -z "$GROUP" ] || [ "$GROUP" = "$1" ]; }
 
 if [ ! -d "$REF/node_modules/@huggingface/tokenizers" ] || ! command -v node >/dev/null; then
   if [ "${POTOP_STRICT_SKIPS:-}" = 1 ]; then fail "node or tests/tokenizers/node_modules missing: run scripts/setup.sh --all"
@@ -50,11 +54,14 @@ compare() {  # compare <name> <file>: whole-text ids equal the reference's; both
   cmp -s ref-back-nl.txt back.txt && ok "$name: decode gives the reference's text" ||
     fail "$name: decode differs from the reference's: $(cmp ref-back-nl.txt back.txt)"
 }
+if want long && [ -f "$SHARED/potop.txt" ]; then
+  cat "$SHARED/potop.txt" "$SHARED/tatoeba-eng-pol.tsv" >potop.txt
+  compare "Potop and the Tatoeba pairs" potop.txt
+fi
+if ! want main; then finish; exit 0; fi
 node "$REF/varied_text.mjs" 1500000 >varied.txt
 compare "scripts, emoji, code and whitespace" varied.txt
 if [ -f "$SHARED/potop.txt" ]; then
-  cat "$SHARED/potop.txt" "$SHARED/tatoeba-eng-pol.tsv" >potop.txt
-  compare "Potop and the Tatoeba pairs" potop.txt
   cat "$SHARED"/classify/sst2-*.tsv "$SHARED"/classify/trec-*.tsv >classify.txt
   compare "the SST-2 and TREC sentences" classify.txt
 fi

@@ -66,7 +66,9 @@ inline double central_difference(const std::function<double()>& f, float* x, siz
   return (plus - minus) / (2.0 * static_cast<double>(h));
 }
 
-inline std::filesystem::path source_dir() { return POTOP_SOURCE_DIR; }
+// The checkout's root (tests/support/source_dir.cpp: the one file compiled with its path, so that
+// every other test object is the same in any checkout and ccache hands it to the next one).
+std::filesystem::path source_dir();
 
 // The shared data directory: $POTOP_SHARED_DIR when set (point it at a missing directory to see
 // what runs without ../shared), else ../shared beside the checkout.

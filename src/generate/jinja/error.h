@@ -19,6 +19,8 @@ class TemplateError : public Error {
 
 [[noreturn]] inline void syntax_error(const std::string& m) { throw TemplateError(TemplateError::Kind::kSyntax, m); }
 [[noreturn]] inline void runtime_error(const std::string& m) { throw TemplateError(TemplateError::Kind::kRuntime, m); }
+// The short name the interpreter and the builtins use for it.
+[[noreturn]] inline void fail(const std::string& m) { runtime_error(m); }
 [[noreturn]] inline void unsupported(const std::string& what) {
   throw TemplateError(TemplateError::Kind::kUnsupported, what + " is not supported");
 }

@@ -22,7 +22,6 @@ using EnvPtr = std::shared_ptr<Environment>;
 struct BreakSignal {};
 struct ContinueSignal {};
 
-[[noreturn]] void fail(const std::string& m) { runtime_error(m); }
 
 bool is_numeric_like(const Value& v) { return v.is_number() || v.type == Type::kBoolean; }
 double numeric(const Value& v) { return v.type == Type::kBoolean ? (v.boolean ? 1 : 0) : v.number; }

@@ -3,12 +3,12 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/threads.h"
 #include "kernels/column_sums.h"
 
 namespace potop {
 
 namespace {
-constexpr size_t kParallelMin = 16384;  // floats below which a parallel region costs more than it saves
 
 // One row: o = RMSNorm(x), its 1/rms into s.
 inline void normalize_row(float* __restrict o, float& s, const float* __restrict x, const float* weight, int C,
@@ -24,14 +24,14 @@ inline void normalize_row(float* __restrict o, float& s, const float* __restrict
 }  // namespace
 
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C, float eps) {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > kParallelMin)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > kParallelMinFloats)
   for (int n = 0; n < N; ++n)
     normalize_row(out + static_cast<size_t>(n) * C, rstd[n], inp + static_cast<size_t>(n) * C, weight, C, eps);
 }
 
 void residual_rmsnorm_forward(float* res, float* out, float* rstd, const float* a, const float* b, const float* weight,
                               int N, int C, float eps) {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > kParallelMin)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * C > kParallelMinFloats)
   for (int n = 0; n < N; ++n) {
     const size_t row = static_cast<size_t>(n) * C;
     float* r = res + row;
@@ -47,7 +47,7 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
   //   => d inp = s · g + inp · ∂s/∂inp · Σ_c g ⊙ inp = s · (g - norm · mean_c(g ⊙ norm)), g = dout ⊙ weight
   float* const sums_into[] = {dweight};
   with_store(store, [&](auto add) {
-    chunked_row_sums(N, C, sums_into, static_cast<size_t>(N) * C > kParallelMin, [&](int r0, int r1, float* const* sums) {
+    chunked_row_sums(N, C, sums_into, static_cast<size_t>(N) * C > kParallelMinFloats, [&](int r0, int r1, float* const* sums) {
       float* __restrict acc_w = sums[0];
       for (int n = r0; n < r1; ++n) {
         const float* __restrict x = inp + static_cast<size_t>(n) * C;

@@ -4,19 +4,19 @@
 
 #include <cstddef>
 
+#include "core/threads.h"
 #include "kernels/vec_math.h"
 
 namespace potop {
 
 namespace {
 
-constexpr size_t kParallelMin = 1 << 14;  // floats below which a parallel region costs more than it saves
 
-inline float sigmoid(float g) { return 1.0f / (1.0f + exp_vec(-g)); }
+inline float swish_sigmoid(float g) { return 1.0f / (1.0f + exp_vec(-g)); }
 
 template <bool kAdd>
 void swiglu_backward_impl(float* dgate_up, const float* dout, const float* gate_up, int N, int F) {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * F >= kParallelMin)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * F >= kParallelMinFloats)
   for (int n = 0; n < N; ++n) {
     const float* __restrict gate = gate_up + static_cast<size_t>(n) * 2 * F;
     const float* __restrict up = gate + F;
@@ -25,7 +25,7 @@ void swiglu_backward_impl(float* dgate_up, const float* dout, const float* gate_
     float* __restrict dup = dgate + F;
 #pragma omp simd
     for (int i = 0; i < F; ++i) {
-      const float g = gate[i], s = sigmoid(g);
+      const float g = gate[i], s = swish_sigmoid(g);
       store_grad<kAdd>(dgate[i], d[i] * up[i] * s * (1.0f + g * (1.0f - s)));
       store_grad<kAdd>(dup[i], d[i] * g * s);
     }
@@ -35,13 +35,13 @@ void swiglu_backward_impl(float* dgate_up, const float* dout, const float* gate_
 }  // namespace
 
 void swiglu_forward(float* out, const float* gate_up, int N, int F) {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * F >= kParallelMin)
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(N) * F >= kParallelMinFloats)
   for (int n = 0; n < N; ++n) {
     const float* __restrict gate = gate_up + static_cast<size_t>(n) * 2 * F;
     const float* __restrict up = gate + F;
     float* __restrict o = out + static_cast<size_t>(n) * F;
 #pragma omp simd
-    for (int i = 0; i < F; ++i) o[i] = gate[i] * sigmoid(gate[i]) * up[i];
+    for (int i = 0; i < F; ++i) o[i] = gate[i] * swish_sigmoid(gate[i]) * up[i];
   }
 }
 
