@@ -39,7 +39,7 @@ std::string jinja_template(const LoadedModel& m) {
 
 int export_gguf(const ExportArgs& a) {
   parse_gguf_weight_type(a.type, "--type");
-  check_output_file(a.out, "--out", a.force);
+  check_output_file(a.out, "--out", a.force, {{"-m", a.model.model}, {"--checkpoint", a.model.checkpoint}});
   LoadedModel m = load_model(a.model);
   if (!m.kind->export_gguf)
     throw wrong_kind(a.model.model, *m.kind,

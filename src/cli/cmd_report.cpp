@@ -65,7 +65,8 @@ Run add_attention(CLI::App& app) {
   cmd->add_option("--layer", a->layer, "only this layer (default: all)");
   cmd->add_option("--head", a->head, "only this head (default: all)");
   return [a]() {
-    if (!a->out.empty()) check_output_file(a->out, "--out", a->force);
+    if (!a->out.empty())
+      check_output_file(a->out, "--out", a->force, {{"-m", a->model.model}, {"--checkpoint", a->model.checkpoint}});
     LoadedModel loaded = load_model(a->model);
     const fs::path model(a->model.model);
     const fs::path dir = fs::is_directory(model) ? model : model.parent_path();

@@ -8,7 +8,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -42,48 +41,49 @@ struct TokenizerArgs {
   Unknown unknown = Unknown::kError;
 };
 
-// Refuses an --out it may not replace: like `potop train`, an --out that holds files is
-// replaced only with --force. Called before any work too, so that the refusal is quick.
-void check_out_dir(const std::string& out_flag, bool force) {
+// Refuses an --out it may not write into: like `potop train`, an --out that holds files is written
+// into only with --force, which replaces the tokenizer's files there and keeps the others. Called
+// before any work too, so that the refusal is quick.
+// The files a tokenizer directory holds, all that --force may replace there: the kinds' files and
+// tokenizer.json, which names the kind.
+std::vector<std::string> tokenizer_dir_files() {
+  std::vector<std::string> names = all_tokenizer_files();
+  names.push_back("tokenizer.json");
+  return names;
+}
+
+void check_out_dir(const std::string& out_flag, bool force, const std::vector<NamedInput>& inputs) {
   const fs::path out = out_flag;
   std::error_code ec;
   const bool exists = fs::exists(out, ec);
   if (exists && !fs::is_directory(out, ec)) throw Error("--out " + out_flag + ": exists and is not a directory");
   if (exists && !fs::is_empty(out, ec) && !force)
-    throw Error("--out " + out_flag + ": already exists and is not empty; replace it with --force, or choose another --out");
+    throw Error("--out " + out_flag + ": already exists and is not empty; replace the tokenizer's files in it with "
+                "--force (other files stay), or choose another --out");
   // --force replaces a tokenizer directory, never a model's (its tokenizer is part of the model).
   if (exists && fs::exists(out / "config.json", ec))
     throw Error("--out " + out_flag + ": a model's directory (it holds config.json), which --force does not replace; "
                 "choose another --out");
+  // No command writes over its own input (a Hugging Face directory's tokenizer.json, BERT's vocab.txt).
+  for (const std::string& name : tokenizer_dir_files())
+    for (const NamedInput& input : inputs)
+      if (!input.path.empty() && fs::equivalent(out / name, input.path, ec))
+        throw Error("--out " + out_flag + ": its " + name + " is the file " + input.flag + " names, which this command "
+                    "reads; it never writes over its input, --force or not: choose another --out");
 }
 
-// Writes the tokenizer into --out as a whole or not at all: it is built in a sibling directory
-// and renamed into place, so an interrupted or failed run leaves the old --out as it was.
-void write_out_dir(const Tokenizer& tokenizer, const std::string& out_flag, bool force) {
-  check_out_dir(out_flag, force);
+// Writes the tokenizer into --out: a new directory as a whole or not at all; into an existing one
+// (--force), replacing only the tokenizer's own files and keeping every other (replace_owned_files).
+void write_out_dir(const Tokenizer& tokenizer, const std::string& out_flag, bool force,
+                   const std::vector<NamedInput>& inputs) {
+  check_out_dir(out_flag, force, inputs);
   fs::path out = fs::path(out_flag).lexically_normal();
   if (!out.has_filename()) out = out.parent_path();  // "tok/": the directory tok
+  ensure_writable_directory(out.has_parent_path() ? out.parent_path() : fs::path("."));
+  const auto save = [&](const fs::path& staging) { save_tokenizer_dir(tokenizer, staging); };
   std::error_code ec;
-  const bool exists = fs::exists(out, ec);
-  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  ensure_writable_directory(parent);
-  const std::string suffix = std::to_string(::getpid());
-  const fs::path staging = parent / ("." + out.filename().string() + ".tmp-" + suffix);
-  fs::remove_all(staging, ec);
-  try {
-    save_tokenizer_dir(tokenizer, staging);
-    if (exists) {
-      const fs::path old = parent / ("." + out.filename().string() + ".old-" + suffix);
-      fs::rename(out, old);
-      fs::rename(staging, out);
-      fs::remove_all(old, ec);
-    } else {
-      fs::rename(staging, out);
-    }
-  } catch (...) {
-    fs::remove_all(staging, ec);
-    throw;
-  }
+  if (fs::exists(out, ec)) replace_owned_files(out, save, tokenizer_dir_files());
+  else write_directory_atomic(out, save);
 }
 
 // "1 2 3" or "▁Pan <0x0A>": one line of output.
@@ -99,7 +99,8 @@ std::string join_tokens(const Tokenizer& tokenizer, const std::vector<int>& ids,
 int run_train(const TokenizerArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   check_tokenizer_train_options(a.train);
-  check_out_dir(a.out, a.force);
+  const std::vector<NamedInput> inputs{{"--data", a.data}};
+  check_out_dir(a.out, a.force, inputs);
   // The byte tokenizer learns nothing; every other kind reads the text (errors name the file).
   std::string text;
   if (a.train.kind != TokenizerKind::kByte || !a.data.empty()) {
@@ -111,7 +112,7 @@ int run_train(const TokenizerArgs& a) {
                  a.train.kind == TokenizerKind::kBpe ? "bpe" : "unigram", a.train.vocab_size,
                  a.data.c_str(), static_cast<double>(text.size()) / 1e6);
   const std::unique_ptr<Tokenizer> tokenizer = train_tokenizer(text, a.data, a.train);
-  write_out_dir(*tokenizer, a.out, a.force);
+  write_out_dir(*tokenizer, a.out, a.force, inputs);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens, in %.1f s\n", a.out.c_str(), tokenizer->kind().c_str(),
                tokenizer->size(), seconds);
@@ -125,6 +126,8 @@ int run_import(const TokenizerArgs& a) {
   if (given != 1 || (gpt2 && (a.vocab.empty() || a.merges.empty())))
     throw Error("tokenizer import: give --model (a SentencePiece .model file), --vocab and --merges (GPT-2's "
                 "vocab.json and merges.txt), --vocab alone (BERT's vocab.txt) or --hf-json (a Hugging Face tokenizer.json)");
+  const std::vector<NamedInput> inputs{{"--model", a.model}, {"--vocab", a.vocab}, {"--merges", a.merges}, {"--hf-json", a.hf_json}};
+  check_out_dir(a.out, a.force, inputs);  // before the work, so that a refusal is quick
   std::unique_ptr<Tokenizer> tokenizer;
   std::string from;
   if (gpt2) {
@@ -140,7 +143,7 @@ int run_import(const TokenizerArgs& a) {
     tokenizer = SentencePieceTokenizer::load(a.model);
     from = a.model;
   }
-  write_out_dir(*tokenizer, a.out, a.force);
+  write_out_dir(*tokenizer, a.out, a.force, inputs);
   std::fprintf(stderr, "wrote %s: a %s tokenizer of %d tokens from %s\n", a.out.c_str(), tokenizer->kind().c_str(),
                tokenizer->size(), from.c_str());
   return 0;

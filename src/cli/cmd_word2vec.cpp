@@ -148,7 +148,7 @@ int run_train(const Word2VecArgs& a) {
 }
 
 int run_split(const Word2VecArgs& a) {
-  check_output_file(a.out, "--out", a.force);
+  check_output_file(a.out, "--out", a.force, {{"--data", a.data}});
   const std::string text = read_utf8_text(a.data);
   std::string out;
   out.reserve(text.size());

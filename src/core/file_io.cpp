@@ -188,11 +188,15 @@ void FileGroup::commit() {
   written_.clear();
 }
 
-void check_output_file(const fs::path& path, const std::string& flag, bool force) {
+void check_output_file(const fs::path& path, const std::string& flag, bool force, const std::vector<NamedInput>& inputs) {
   const std::string named = flag + " " + path.string();
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw Error(named + ": is a directory; give the file to write");
+  for (const NamedInput& input : inputs)
+    if (!input.path.empty() && fs::exists(st) && fs::equivalent(path, input.path, ec))
+      throw Error(named + ": is the file " + input.flag + " names, which this command reads; it never writes over "
+                  "its input, --force or not: choose another " + flag);
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   if (!fs::is_directory(dir, ec)) throw Error(named + ": directory " + dir.string() + " does not exist");
   if (!fs::exists(st)) return;
@@ -212,7 +216,10 @@ void write_file_atomic(const fs::path& path, const std::vector<ByteChunk>& chunk
   });
 }
 
-void write_directory_atomic(const fs::path& dir, const std::function<void(const fs::path& staging)>& fill) {
+namespace {
+
+// The hidden sibling ".<name>.tmp-<pid>" a directory's new files are written into, created empty.
+fs::path create_staging_directory(const fs::path& dir) {
   const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
   std::string hidden(1, '.');  // appended piece by piece: "." + string trips GCC 12's -Wrestrict
   hidden.append(dir.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
@@ -221,6 +228,36 @@ void write_directory_atomic(const fs::path& dir, const std::function<void(const 
   fs::remove_all(staging, ec);
   if (!fs::create_directory(staging, ec) || ec)
     throw Error(staging.string() + ": cannot create the directory: " + (ec ? ec.message() : "it exists"));
+  return staging;
+}
+
+}  // namespace
+
+void replace_owned_files(const fs::path& dir, const std::function<void(const fs::path& staging)>& fill,
+                         const std::vector<std::string>& owned) {
+  const fs::path staging = create_staging_directory(dir.has_filename() ? dir : dir.parent_path());
+  std::error_code ec;
+  try {
+    fill(staging);
+    for (const auto& entry : fs::directory_iterator(staging)) {
+      const std::string name = entry.path().filename().string();
+      POTOP_CHECK(std::find(owned.begin(), owned.end(), name) != owned.end(), "a file the command does not own: " + name);
+    }
+    for (const std::string& name : owned) {
+      if (fs::exists(staging / name, ec)) rename_into_place(staging / name, dir / name);
+      else if (fs::is_regular_file(fs::symlink_status(dir / name, ec))) fs::remove(dir / name, ec);
+    }
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  fs::remove_all(staging, ec);
+  sync_directory(dir / owned.front());
+}
+
+void write_directory_atomic(const fs::path& dir, const std::function<void(const fs::path& staging)>& fill) {
+  const fs::path staging = create_staging_directory(dir);
+  std::error_code ec;
   try {
     fill(staging);
     fs::rename(staging, dir, ec);

@@ -64,7 +64,22 @@ class FileGroup {
 // there is not the command's to replace, so it is refused unless `force`; and even with it, a file
 // in a model's directory (one holding config.json) is refused, as the model would no longer load
 // or would lose its notes. Also refused: a directory, and a parent directory that is missing.
-void check_output_file(const std::filesystem::path& path, const std::string& flag, bool force);
+// `inputs` are the files the command reads, each with its flag ("-m"): no command writes over its
+// own input, --force or not (the same file by another spelling or a link counts too).
+struct NamedInput {
+  std::string flag;
+  std::filesystem::path path;
+};
+void check_output_file(const std::filesystem::path& path, const std::string& flag, bool force,
+                       const std::vector<NamedInput>& inputs = {});
+
+// --force's rule for a directory the user named: a command replaces the files it writes there
+// (`owned`, their names) and keeps every other file -- a user's own, a model one level down. `fill`
+// writes the new files into a hidden sibling directory; each is then renamed into `dir`, an owned
+// file `fill` did not write again is removed, and the sibling goes. `dir` must exist.
+void replace_owned_files(const std::filesystem::path& dir,
+                         const std::function<void(const std::filesystem::path& staging)>& fill,
+                         const std::vector<std::string>& owned);
 
 // A new directory, written as a whole or not at all: `fill` writes its files into a hidden sibling
 // (".<name>.tmp-<pid>" beside it), which is then renamed to `dir` (replacing an empty directory

@@ -7,6 +7,7 @@
 #include "checkpoint/weights.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace potop {
 
@@ -90,6 +91,21 @@ void merge_resumed_options(const std::vector<Field>& merged, const std::vector<F
                 std::to_string(saved_step) + ")");
 }
 
+std::string imported_from(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "config.json", ec)) return "";
+  try {
+    const nlohmann::json config = read_json_file(dir / "config.json");
+    const nlohmann::json* imported = config.is_object() && config.contains("imported") ? &config["imported"] : nullptr;
+    if (!imported) return "";
+    return imported->is_object() && imported->contains("from") && (*imported)["from"].is_string()
+               ? (*imported)["from"].get<std::string>()
+               : std::string("another program");
+  } catch (const Error&) {
+    return "";  // an unreadable config.json is reported by what reads it next
+  }
+}
+
 fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::string& command) {
   std::error_code ec;
   const auto st = fs::status(what, ec);
@@ -105,6 +121,11 @@ fs::path resolve_resume_path(const fs::path& what, fs::path& dir, const std::str
     const bool latest = fs::exists(what / "latest.safetensors", ec), best = fs::exists(what / "best.safetensors", ec);
     if (latest) refuse_quantized(read_safetensors_metadata(what / "latest.safetensors"), what.string(), "resuming training");
     const std::string again = "start it again with " + command + " --out " + what.string() + " --force";
+    // An imported model holds weights and config.json but no run: --force would delete it.
+    if (const std::string from = imported_from(what); !from.empty())
+      throw Error(what.string() + ": a model imported by potop import (from " + from + "), never trained by " +
+                  command + ", so there is no run to resume; fine-tune it with " + command + " --init-from " +
+                  what.string() + " --out NEW_DIR");
     // latest.safetensors alone: an earlier potop wrote it before the first checkpoint's other
     // files failed (a full disk); now the first checkpoint's files appear together.
     if (latest && !best)

@@ -16,6 +16,9 @@ namespace potop {
 
 namespace fs = std::filesystem;
 
+// Where a model directory was imported from (config.json's "imported"."from", such as "hf" or
+// "gguf"), or "" for one that potop trained or that is not a model.
+std::string imported_from(const fs::path& dir);
 // The state file that `--resume what` names: a directory (its resume.safetensors) or a state
 // file inside a model directory. Sets dir to the model directory. Errors name the path and the
 // command that writes such a directory.

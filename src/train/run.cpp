@@ -17,6 +17,7 @@
 #include "core/threads.h"
 #include "tokenizer/tokenizer.h"
 #include "train/progress.h"
+#include "train/resume.h"
 
 namespace potop {
 
@@ -278,6 +279,9 @@ std::vector<fs::path> previous_run_files(const fs::path& out, bool force) {
       throw Error("--out " + out.string() + " holds a run that ended before its first checkpoint (" + files +
                   ": it was stopped, or writing the checkpoint failed): nothing to resume; start it again with "
                   "--force, or choose another --out");
+    if (const std::string from = imported_from(out); !from.empty())
+      throw Error("--out " + out.string() + " holds a model imported by potop import (from " + from + "); fine-tune "
+                  "it with --init-from " + out.string() + " and another --out (--force would delete it)");
     if (!fs::exists(out / kResumeFile, ec))  // weights alone: --resume would be refused
       throw Error("--out " + out.string() + " already holds a model that cannot be resumed (" + files + ", no " +
                   kResumeFile + "); replace it with --force, or choose another --out");

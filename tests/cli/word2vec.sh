@@ -43,7 +43,9 @@ if [ "$GROUP" = all ] || [ "$GROUP" = train ]; then
   printf 'Kmicic, pan Zagłoba!\n\nŻywo — 3.14\n' >text.txt
   "$POTOP" word2vec split --data text.txt --out split.txt --lowercase
   [ "$(cat split.txt)" = $'kmicic pan zagłoba\n\nżywo 3.14' ] && ok "split writes the words" || fail "split wrote: $(cat split.txt)"
-  expect_error "split --out an existing file" 1 strict "--out text.txt: exists" "--force" -- \
+  expect_error "split --out an existing file" 1 strict "--out split.txt: exists" "--force" -- \
+    word2vec split --data text.txt --out split.txt
+  expect_error "split --out its own --data" 1 strict "--out text.txt" "--data" -- \
     word2vec split --data text.txt --out text.txt
   "$POTOP" word2vec split --data text.txt --out split.txt --force && ok "split --force replaces its --out" || fail "split --force"
 fi
