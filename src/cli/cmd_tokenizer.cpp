@@ -41,9 +41,6 @@ struct TokenizerArgs {
   Unknown unknown = Unknown::kError;
 };
 
-// Refuses an --out it may not write into: like `potop train`, an --out that holds files is written
-// into only with --force, which replaces the tokenizer's files there and keeps the others. Called
-// before any work too, so that the refusal is quick.
 // The files a tokenizer directory holds, all that --force may replace there: the kinds' files and
 // tokenizer.json, which names the kind.
 std::vector<std::string> tokenizer_dir_files() {
@@ -52,6 +49,9 @@ std::vector<std::string> tokenizer_dir_files() {
   return names;
 }
 
+// Refuses an --out it may not write into: like `potop train`, an --out that holds files is written
+// into only with --force, which replaces the tokenizer's files there and keeps the others; never a
+// file the command reads. Called before any work too, so that the refusal is quick.
 void check_out_dir(const std::string& out_flag, bool force, const std::vector<NamedInput>& inputs) {
   const fs::path out = out_flag;
   std::error_code ec;

@@ -14,11 +14,6 @@
 
 namespace potop {
 
-namespace {
-
-
-}  // namespace
-
 void adamw_update(float* params, const float* grads, float* m, float* v, size_t n, const AdamWHyper& hyper,
                   float weight_decay, long t) {
   // params (n), grads (n), m (n), v (n); t >= 1

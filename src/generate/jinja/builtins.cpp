@@ -18,7 +18,6 @@ Value Environment::lookup(const std::string& name) const {
 
 namespace {
 
-
 Value function(std::function<Value(std::vector<Value>&)> f) {
   return Value::of(Function([f = std::move(f)](std::vector<Value>& args, const std::shared_ptr<Environment>&) { return f(args); }));
 }
