@@ -27,6 +27,7 @@ set_tests_properties(cli.tokenizers.bert.long PROPERTIES LABELS "cli;long")
 # tests/chat/cases (tests/cli/chat_template.sh), in two shards that run side by side.
 foreach(shard 0 1)
   add_test(NAME cli.chat_template.${shard}
-           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/chat_template.sh $<TARGET_FILE:potop> ${shard} 2)
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/chat_template.sh $<TARGET_FILE:potop> ${shard} 2
+                   $<TARGET_FILE:chat_render_corpus>)
   set_tests_properties(cli.chat_template.${shard} PROPERTIES LABELS "cli" TIMEOUT 300)
 endforeach()

@@ -4,9 +4,11 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <nlohmann/json.hpp>
 
 #include "core/rng.h"
 #include "core/safetensors.h"
@@ -22,22 +25,96 @@
 
 namespace potop::testing {
 
-inline std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+// The Python that runs the oracle scripts: one process per test process
+// (tests/torch/oracle_server.py), started at the first script, because importing torch costs
+// about 1.6 s and a script's own work a fraction of that. CTest runs the PyTorch tests of a group
+// in one process (tests/CMakeLists.txt), so the group pays for torch once.
+class PythonOracle {
+ public:
+  static PythonOracle& instance() {
+    static PythonOracle oracle;
+    return oracle;
+  }
+  PythonOracle(const PythonOracle&) = delete;
+  PythonOracle& operator=(const PythonOracle&) = delete;
+  ~PythonOracle() { stop(); }
 
-// Runs POTOP_PYTHON <source dir>/<script> <args...>, its output going to the test's. Returns
-// the exit status (non-zero also when the interpreter is missing or was killed).
+  // Runs <source dir>/<script> <args...>, its output going to the test's. Returns the script's
+  // exit status, or 128 + the signal that killed the server (-1 when it could not start).
+  int run(const std::string& script, const std::vector<std::string>& args) {
+    if (pid_ <= 0 && !start()) return -1;
+    nlohmann::json request = nlohmann::json::array({(source_dir() / script).string()});
+    for (const std::string& a : args) request.push_back(a);
+    const std::string line = request.dump() + "\n";
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (!write_all(line)) return stop();
+    std::string reply;
+    char c;
+    while (::read(reply_fd_, &c, 1) == 1 && c != '\n') reply += c;
+    if (reply.empty()) return stop();  // the server died (a crash in torch): the next script starts another
+    return std::atoi(reply.c_str());
+  }
+
+ private:
+  PythonOracle() = default;
+
+  bool start() {
+    int request[2], reply[2];
+    if (::pipe(request) != 0) return false;
+    if (::pipe(reply) != 0) {
+      ::close(request[0]), ::close(request[1]);
+      return false;
+    }
+    const std::string server = (source_dir() / "tests/torch/oracle_server.py").string();
+    const std::string in = std::to_string(request[0]), out = std::to_string(reply[1]);
+    std::signal(SIGPIPE, SIG_IGN);  // a server that died answers a write with EPIPE, not death
+    std::fflush(stdout);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(request[1]), ::close(reply[0]);
+      ::execl(POTOP_PYTHON, POTOP_PYTHON, server.c_str(), in.c_str(), out.c_str(), static_cast<char*>(nullptr));
+      std::perror(POTOP_PYTHON);
+      ::_exit(127);
+    }
+    ::close(request[0]), ::close(reply[1]);
+    if (pid_ < 0) {
+      ::close(request[1]), ::close(reply[0]);
+      return false;
+    }
+    request_fd_ = request[1], reply_fd_ = reply[0];
+    return true;
+  }
+
+  bool write_all(const std::string& s) {
+    for (size_t done = 0; done < s.size();) {
+      const ssize_t n = ::write(request_fd_, s.data() + done, s.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  // Ends the server (its requests closed, it returns) and gives how it ended: -1, or 128 + the
+  // signal that killed it.
+  int stop() {
+    if (pid_ <= 0) return -1;
+    ::close(request_fd_), ::close(reply_fd_);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  }
+
+  pid_t pid_ = -1;
+  int request_fd_ = -1, reply_fd_ = -1;
+};
+
+// Runs POTOP_PYTHON <source dir>/<script> <args...> (in the test process's oracle server), its
+// output going to the test's. Returns the exit status (non-zero also when the interpreter is
+// missing or was killed).
 inline int run_python(const std::string& script, const std::vector<std::string>& args) {
-  std::string cmd = shell_quote(POTOP_PYTHON) + " " + shell_quote((source_dir() / script).string());
-  for (const std::string& a : args) cmd.append(" ").append(shell_quote(a));  // not " " + …: GCC 12 -Wrestrict
-  std::fflush(stdout);
-  const int status = std::system(cmd.c_str());
-  if (status == -1) return -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return PythonOracle::instance().run(script, args);
 }
 
 // How far potop's tensor is from the reference.
