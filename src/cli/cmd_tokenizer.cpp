@@ -66,10 +66,7 @@ void check_out_dir(const std::string& out_flag, bool force, const std::vector<Na
                 "choose another --out");
   // No command writes over its own input (a Hugging Face directory's tokenizer.json, BERT's vocab.txt).
   for (const std::string& name : tokenizer_dir_files())
-    for (const NamedInput& input : inputs)
-      if (!input.path.empty() && fs::equivalent(out / name, input.path, ec))
-        throw Error("--out " + out_flag + ": its " + name + " is the file " + input.flag + " names, which this command "
-                    "reads; it never writes over its input, --force or not: choose another --out");
+    refuse_writing_over_input(out / name, "--out", "--out " + out_flag + ": its " + name + " is", inputs);
 }
 
 // Writes the tokenizer into --out: a new directory as a whole or not at all; into an existing one

@@ -188,15 +188,21 @@ void FileGroup::commit() {
   written_.clear();
 }
 
+void refuse_writing_over_input(const fs::path& path, const std::string& out_flag, const std::string& out_name,
+                               const std::vector<NamedInput>& inputs) {
+  std::error_code ec;
+  for (const NamedInput& input : inputs)
+    if (!input.path.empty() && fs::equivalent(path, input.path, ec))
+      throw Error(out_name + " the file " + input.flag + " names, which this command reads; it never writes over "
+                  "its input, --force or not: choose another " + out_flag);
+}
+
 void check_output_file(const fs::path& path, const std::string& flag, bool force, const std::vector<NamedInput>& inputs) {
   const std::string named = flag + " " + path.string();
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw Error(named + ": is a directory; give the file to write");
-  for (const NamedInput& input : inputs)
-    if (!input.path.empty() && fs::exists(st) && fs::equivalent(path, input.path, ec))
-      throw Error(named + ": is the file " + input.flag + " names, which this command reads; it never writes over "
-                  "its input, --force or not: choose another " + flag);
+  if (fs::exists(st)) refuse_writing_over_input(path, flag, named + ": is", inputs);
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   if (!fs::is_directory(dir, ec)) throw Error(named + ": directory " + dir.string() + " does not exist");
   if (!fs::exists(st)) return;
