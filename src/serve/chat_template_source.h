@@ -1,6 +1,6 @@
 // A chat template named by a file or directory, and a conversation file rendered under it: what
-// `potop chat-template SRC --messages FILE` prints, kept here so that tests/chat's corpus can
-// render its thousand contexts in one process (tests/tools/chat_corpus.cpp) the same way.
+// `potop chat-template SRC --messages FILE` prints, kept here so that tests/chat/render_corpus.cpp
+// can render every context of tests/chat/cases in one process the same way.
 #pragma once
 #include <string>
 

@@ -1,6 +1,6 @@
 // Renders many conversations under many chat templates in one process, as `potop chat-template
 // SRC --messages FILE` renders one (serve/chat_template_source.h): tests/cli/chat_template.sh
-// checks the thousand contexts of tests/chat/cases with it, where a potop process per context
+// checks the contexts of tests/chat/cases (590) with it, where a potop process per context
 // spent most of the test starting processes. Reads lines "SRC<TAB>FILE<TAB>OUT" from stdin; for
 // each writes OUT.out, the prompt, or OUT.err, the line potop prints on stderr when it refuses
 // (its exit status would be 1).
