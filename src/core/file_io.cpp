@@ -188,12 +188,12 @@ void FileGroup::commit() {
   written_.clear();
 }
 
-void refuse_writing_over_input(const fs::path& path, const std::string& out_flag, const std::string& out_name,
+void refuse_writing_over_input(const fs::path& path, const std::string& out_flag, const std::string& subject,
                                const std::vector<NamedInput>& inputs) {
   std::error_code ec;
   for (const NamedInput& input : inputs)
     if (!input.path.empty() && fs::equivalent(path, input.path, ec))
-      throw Error(out_name + " the file " + input.flag + " names, which this command reads; it never writes over "
+      throw Error(subject + " the file " + input.flag + " names, which this command reads; it never writes over "
                   "its input, --force or not: choose another " + out_flag);
 }
 

@@ -72,10 +72,11 @@ struct NamedInput {
 };
 void check_output_file(const std::filesystem::path& path, const std::string& flag, bool force,
                        const std::vector<NamedInput>& inputs = {});
-// Refuses to write `path` when it is one of `inputs`: "<out_flag> <out_name>: is the file <flag>
-// names, ...". The one rule behind check_output_file and every command that writes a directory.
+// Refuses to write `path` when it is one of `inputs`, with "<subject> the file <flag> names, which
+// this command reads; ... choose another <out_flag>" (subject: "--out dir: its vocab.txt is"). The
+// one rule behind check_output_file and every command that writes a directory.
 void refuse_writing_over_input(const std::filesystem::path& path, const std::string& out_flag,
-                               const std::string& out_name, const std::vector<NamedInput>& inputs);
+                               const std::string& subject, const std::vector<NamedInput>& inputs);
 
 // --force's rule for a directory the user named: a command replaces the files it writes there
 // (`owned`, their names) and keeps every other file -- a user's own, a model one level down. `fill`
