@@ -47,6 +47,16 @@ def gtest_skip_reason(output):
     return " ".join(m.group(1).split()) if m else ""
 
 
+def gtest_skips(output):
+    """[(GoogleTest name, what was skipped)] for each test a GoogleTest process skipped: a CTest
+    entry that runs many (the sanitize build's unit.shard.N, unit.torch.N) names them this way."""
+    skips = []
+    for m in re.finditer(r"^\[ RUN      \] (\S+)\n(.*?)^\[  SKIPPED \] \1 ", output, re.S | re.M):
+        reason = gtest_skip_reason(m.group(2) + "[  SKIPPED ]")
+        skips.append((m.group(1), "skipped: " + (reason or "no reason given")))
+    return skips
+
+
 def read_skips(path):
     """(number of tests, [(test, what was skipped)]) from CTest's JUnit file."""
     cases = ET.parse(path).getroot().iter("testcase")
@@ -55,7 +65,10 @@ def read_skips(path):
         count += 1
         name = case.get("name")
         output = case.findtext("system-out") or ""
-        if case.get("status") == "notrun" or case.find("skipped") is not None:
+        inner = gtest_skips(output)
+        if inner:
+            skips += inner
+        elif case.get("status") == "notrun" or case.find("skipped") is not None:
             skipped = case.find("skipped")
             reason = gtest_skip_reason(output) or (skipped.get("message", "") if skipped is not None else "")
             skips.append((name, "skipped: " + (reason or "no reason given")))

@@ -146,6 +146,8 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
   if (tokens_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     throw Error(source + ": too many tokens");
   std::unordered_map<std::string, int> id_of;
+  id_of.reserve(tokens_.size());
+  merge_of_.reserve(merges_.size());
   bytes_.resize(tokens_.size());
   spelled_in_bytes_.assign(tokens_.size(), true);
   for (size_t id = 0; id < tokens_.size(); ++id) {
@@ -180,13 +182,14 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens, const std::v
   for (size_t rank = 0; rank < merges_.size(); ++rank) {
     const std::string& m = merges_[rank];
     const size_t space = m.find(' ');
-    const std::string where = source + ": merge " + std::to_string(rank + 1) + " " + nlohmann::json(m).dump();
+    // Spelled only for a refusal, not for each of the 50,000 merges of a load.
+    const auto where = [&] { return source + ": merge " + std::to_string(rank + 1) + " " + nlohmann::json(m).dump(); };
     if (space == std::string::npos || space == 0 || space + 1 == m.size() || m.find(' ', space + 1) != std::string::npos)
-      throw Error(where + ": expected two tokens separated by one space");
+      throw Error(where() + ": expected two tokens separated by one space");
     const std::string left = m.substr(0, space), right = m.substr(space + 1);
     const auto l = id_of.find(left), r = id_of.find(right), merged = id_of.find(left + right);
     if (l == id_of.end() || r == id_of.end() || merged == id_of.end())
-      throw Error(where + ": the vocabulary lacks " +
+      throw Error(where() + ": the vocabulary lacks " +
                   nlohmann::json(l == id_of.end() ? left : r == id_of.end() ? right : left + right).dump());
     // A merge listed twice keeps its later rank, as GPT-2's encoder (a dict of the list) does.
     merge_of_[pair_key(l->second, r->second)] = {static_cast<int>(rank), merged->second};

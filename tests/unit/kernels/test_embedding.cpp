@@ -7,7 +7,7 @@
 #include "support/testing.h"
 #include "unit/kernels/kernel_testing.h"
 
-namespace potop {
+namespace potop::test_embedding {
 namespace {
 
 using testing::added;
@@ -141,4 +141,4 @@ TEST(EmbeddingTest, SinusoidalPositionsMatchFormula) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_embedding

@@ -8,7 +8,7 @@
 #include "support/testing.h"
 #include "unit/kernels/kernel_testing.h"
 
-namespace potop {
+namespace potop::test_linear {
 namespace {
 
 using testing::added;
@@ -151,4 +151,4 @@ TEST(LinearTest, BackwardGradStoreBothWays) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_linear

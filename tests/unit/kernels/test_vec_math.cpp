@@ -11,7 +11,7 @@
 
 #include "kernels/vec_math.h"
 
-namespace potop {
+namespace potop::test_vec_math {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -88,4 +88,4 @@ TEST(VecMathTest, ExpOnVectorsIsExpOnEachLaneBitForBit) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_vec_math

@@ -22,7 +22,7 @@
 #include "train/train_step.h"
 #include "unit/kernels/kernel_testing.h"
 
-namespace potop {
+namespace potop::test_classifier {
 namespace {
 
 constexpr int kB = 3, kT = 6, kV = 11;
@@ -248,4 +248,4 @@ TEST(Learning, TinyClassifierLearnsWhichMarkerATextHolds) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_classifier

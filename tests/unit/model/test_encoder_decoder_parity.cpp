@@ -20,7 +20,7 @@
 #include "tokenizer/char_tokenizer.h"
 #include "train/batch_parallel.h"
 
-namespace potop {
+namespace potop::test_encoder_decoder_parity {
 namespace {
 
 using testing::DiffReport;
@@ -133,4 +133,4 @@ TEST(EncoderDecoderParity, PreLnLearnedPadded) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_encoder_decoder_parity

@@ -17,7 +17,7 @@
 #include "models/gpt/gpt_kind.h"
 #include "tokenizer/char_tokenizer.h"
 
-namespace potop {
+namespace potop::test_quantized_model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -192,4 +192,4 @@ TEST(QuantizedModel, ReplicasShareTheQuantizedMatrices) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_quantized_model

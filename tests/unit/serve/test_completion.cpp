@@ -13,7 +13,7 @@
 #include "serve/completion.h"
 #include "tokenizer/char_tokenizer.h"
 
-namespace potop::serve {
+namespace potop::serve::test_completion {
 namespace {
 
 struct Fixture {
@@ -174,4 +174,4 @@ TEST(Completion, ClientLeavingCancels) {
 }
 
 }  // namespace
-}  // namespace potop::serve
+}  // namespace potop::serve::test_completion

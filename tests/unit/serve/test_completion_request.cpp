@@ -7,7 +7,7 @@
 #include "serve/api_error.h"
 #include "serve/completion_request.h"
 
-namespace potop::serve {
+namespace potop::serve::test_completion_request {
 namespace {
 
 // The ApiError a body earns: its status and param, and a message that holds `needle`.
@@ -130,4 +130,4 @@ TEST(CompletionRequest, LimitsAreConfigurable) {
 }
 
 }  // namespace
-}  // namespace potop::serve
+}  // namespace potop::serve::test_completion_request
