@@ -19,6 +19,8 @@ phase "sanitizer build"
 # "Sanitizer" and "runtime error:" in stderr.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# The CLI tests leave out the repetitions docs/testing.md lists (tests/cli/lib.sh: sanitized).
+export POTOP_SANITIZED=1
 # Two tests at once, each with OpenMP threads: waiting threads sleep rather than spin (scripts/test.sh).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 if [ $# -eq 0 ]; then set -- -LE 'long|retrain'; fi

@@ -1,5 +1,6 @@
 #include "checkpoint/gguf_file.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -218,6 +219,17 @@ GgufFile::GgufFile(const std::filesystem::path& path) : path_(path.string()) {
   for (const GgufTensorInfo& t : tensors_)
     if (t.offset > data_bytes || t.bytes > data_bytes - t.offset)
       throw Error(path_ + ": tensor " + t.name + "'s data runs past the end of the file (cut short?)");
+  // Two tensors sharing bytes are not two tensors: llama.cpp refuses every layout but one after
+  // the other, potop refuses an overlap (as it does in safetensors).
+  std::vector<const GgufTensorInfo*> by_offset;
+  for (const GgufTensorInfo& t : tensors_)
+    if (t.bytes > 0) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->offset < by_offset[i - 1]->offset + by_offset[i - 1]->bytes)
+      throw Error(path_ + ": tensors " + by_offset[i - 1]->name + " and " + by_offset[i]->name +
+                  " overlap in the data section");
 }
 
 std::string GgufFile::string(const std::string& key) const {

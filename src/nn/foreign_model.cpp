@@ -85,6 +85,7 @@ void ParameterFiller::vector_part(const std::string& name, const std::string& fo
     throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +
                 ", which does not fit the config's shapes");
   if (const std::optional<ForeignQuantized> q = tensors_.quantized(foreign)) dequantized_[foreign] = to_string(q->type);
+  part_of_.emplace(name, foreign);
   const std::vector<float> v = read(foreign, got, name);
   std::memcpy(params_.values().at(s) + offset, v.data(), v.size() * sizeof(float));
   filled_[name] += v.size();
@@ -107,7 +108,11 @@ void ParameterFiller::linear_columns(const std::string& name, const std::string&
   if (rows < 1 || c0 + rows > out)
     throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) +
                 ", which does not fit the config's shapes");
-  POTOP_CHECK(row_order.empty() || static_cast<int64_t>(row_order.size()) == rows, "row_order: one index per row");
+  // The row order comes from the config's head counts: a tensor of other rows disagrees with them.
+  if (!row_order.empty() && static_cast<int64_t>(row_order.size()) != rows)
+    throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is " + shape_string(got) + ", where the config's head " +
+                "counts give it " + std::to_string(row_order.size()) + " rows");
+  part_of_.emplace(name, foreign);
   if (keep_quantized(name, foreign, c0, row_order)) {  // its rows as they are: no floats needed
     if (!read_.insert(foreign).second) throw Error(tensors_.file_of(foreign) + ": tensor " + foreign + " is read twice");
     filled_[name] += static_cast<size_t>(rows * in);
@@ -154,6 +159,13 @@ void ParameterFiller::finish(const std::string& architecture) {
   for (const TensorSpec& s : params_.layout().specs()) {
     const auto it = filled_.find(s.name);
     const size_t got = it == filled_.end() ? 0 : it->second;
+    // Part of a fused matrix left empty: its tensors are smaller than the config's shapes make it
+    // (num_key_value_heads larger than the key and value tensors hold).
+    const auto part = part_of_.find(s.name);
+    if (got != shape_numel(s.shape) && part != part_of_.end())
+      throw Error(tensors_.file_of(part->second) + ": tensors such as " + part->second + " fill " + std::to_string(got) +
+                  " of the " + std::to_string(shape_numel(s.shape)) + " values the config's shapes give potop's " + s.name +
+                  ": the config (its head counts, its sizes) does not match the tensors");
     POTOP_CHECK(got == shape_numel(s.shape), "the importer filled " + std::to_string(got) + " of " +
                                                  std::to_string(shape_numel(s.shape)) + " values of " + s.name);
   }

@@ -117,9 +117,10 @@ class ParameterFiller {
   bool wants(const std::string& name) const { return params_.layout().find(name) != nullptr; }
   // A foreign tensor potop has no use for (it is not a parameter).
   void ignore(const std::string& foreign) { read_.insert(foreign); }
-  // Errors: a parameter not filled, or a foreign tensor not read ("<file>: tensor X is not one
-  // of <architecture>'s, so potop cannot import it"). Then stores the matrices that stay
-  // quantized (ParameterSet::set_quantized).
+  // Errors: a parameter its tensors fill only in part (the config's shapes, a head count say,
+  // disagree with the tensors), or a foreign tensor not read ("<file>: tensor X is not one of
+  // <architecture>'s, so potop cannot import it"). Then stores the matrices that stay quantized
+  // (ParameterSet::set_quantized).
   void finish(const std::string& architecture);
   // What the user should know: tensors dequantized, and why.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -147,6 +148,7 @@ class ParameterFiller {
   const ForeignTensors& tensors_;
   std::set<std::string> read_;
   std::map<std::string, size_t> filled_;  // potop's name -> values filled so far
+  std::map<std::string, std::string> part_of_;  // potop's name -> the first foreign tensor filling part of it
   std::map<std::string, std::map<int64_t, QuantizedPart>> quantized_;  // potop's matrix -> its parts
   std::map<std::string, std::string> dequantized_;                     // foreign name -> its type
   std::vector<std::string> notes_;

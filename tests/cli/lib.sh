@@ -16,6 +16,10 @@ cleanup() {
 trap cleanup EXIT
 cd "$WORK"
 
+# sanitized: true in the sanitizer pass (scripts/test-sanitize.sh sets POTOP_SANITIZED=1), where a
+# test may leave out a repetition of what it checks once already; docs/testing.md lists each.
+sanitized() { [ "${POTOP_SANITIZED:-}" = 1 ]; }
+
 FAILURES=0
 fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
 ok() { echo "ok   $*"; }

@@ -242,9 +242,10 @@ def write_gpt2_gguf(root, name, state, cfg, vocab, merges, rng):
     return held
 
 
-def write_llama_gguf(root, name, state, cfg, vocab, merges, rng):
+def write_llama_gguf(root, name, state, cfg, vocab, merges, rng, head_count_kv=None):
     """Llama (grouped-query, untied) as llama.cpp's llama: attn_q/attn_k rows permuted to adjacent
-    rotary pairs, matrices q4_0, output.weight q8_0, token_embd bf16, norms f32, tensors shuffled."""
+    rotary pairs, matrices q4_0, output.weight q8_0, token_embd bf16, norms f32, tensors shuffled.
+    head_count_kv, when given, is written in place of the tensors' own key/value head count."""
     from gguf_files import F32, STRING, U32, llama_cpp_permute, quantize, write_gguf
     os.makedirs(os.path.join(root, name))
     C, L, H, Hkv = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
@@ -274,7 +275,8 @@ def write_llama_gguf(root, name, state, cfg, vocab, merges, rng):
             ("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.context_length", U32, cfg["max_position_embeddings"]),
             ("llama.embedding_length", U32, C), ("llama.block_count", U32, L),
             ("llama.feed_forward_length", U32, cfg["intermediate_size"]), ("llama.attention.head_count", U32, H),
-            ("llama.attention.head_count_kv", U32, Hkv), ("llama.rope.dimension_count", U32, C // H),
+            ("llama.attention.head_count_kv", U32, Hkv if head_count_kv is None else head_count_kv),
+            ("llama.rope.dimension_count", U32, C // H),
             ("llama.rope.freq_base", F32, cfg["rope_theta"]),
             ("llama.attention.layer_norm_rms_epsilon", F32, cfg["rms_norm_eps"]),
             ("general.file_type", U32, 2)] + gguf_vocab_keys(vocab, merges)
@@ -312,6 +314,28 @@ def gguf_refusals(potop, root, vocab, merges, check):
         r = subprocess.run([potop, "import", path, "--out", path + ".out"], capture_output=True, text=True)
         check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and path in r.stderr
               and not os.path.exists(path + ".out"), f"import refuses a GGUF cut at byte {cut}: {r.stderr.strip()}")
+
+
+def kv_head_refusals(potop, root, state, cfg, vocab, merges, rng, check):
+    """A key/value head count the tensors do not have (config.json's num_key_value_heads null, so
+    num_attention_heads, or too large or too small; GGUF's head_count_kv 0, 1 or 4 against tensors
+    of 2 heads) is refused in one line naming the file, nothing written."""
+    cases = []
+    for kv in [None, 4, 1]:
+        name = f"kv-heads-{kv}"
+        write_case(root, name, dict(cfg, num_key_value_heads=kv), state, "F32", vocab, merges)
+        cases.append((f"config.json num_key_value_heads {kv}", os.path.join(root, name, "hf")))
+    for kv in [0, 1, 4]:
+        name = f"gguf-kv-heads-{kv}"
+        write_llama_gguf(root, name, state, cfg, vocab, merges, rng, head_count_kv=kv)
+        cases.append((f"GGUF head_count_kv {kv}", os.path.join(root, name, "model.gguf")))
+    for what, source in cases:
+        out = source + ".potop"
+        r = subprocess.run([potop, "import", source, "--out", out], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and source.split(os.sep)[-2] in lines[0] and
+              "internal error" not in lines[0] and not os.path.exists(out),
+              f"import refuses {what} against tensors of 2 key/value heads: {r.stderr.strip()}")
 
 
 def main():
@@ -593,6 +617,7 @@ def main():
                            capture_output=True)
         check(r.returncode == 0 and r.stdout.startswith(b"The quick"), f"potop sample runs the GGUF Llama: {r.stdout!r}")
         gguf_refusals(potop, root, vocab, merges, check)
+        kv_head_refusals(potop, root, refs_state["llama"], llama_cfg, vocab, merges, rng, check)
         # Export after import gives back the tensors that were imported, bit for bit.
         for case in ["gpt2-f32-buffers", "llama-f32-gqa-untied"]:
             d = os.path.join(root, case)

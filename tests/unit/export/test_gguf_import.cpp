@@ -136,9 +136,9 @@ TEST(GgufFile, RefusesHostileBytesWithOneLine) {
   put<uint32_t>(align, 24);
   expect_has(error_reading(dir, header(0, 1, align)), "not a power of two");
   // A tensor whose data would run past the end, one with a dimension of zero, one of 5 dimensions.
-  const auto tensor = [](const std::vector<uint64_t>& ne, uint32_t type, uint64_t offset) {
+  const auto tensor = [](const std::vector<uint64_t>& ne, uint32_t type, uint64_t offset, const char* name = "w") {
     std::string t;
-    put_string(t, "w");
+    put_string(t, name);
     put<uint32_t>(t, static_cast<uint32_t>(ne.size()));
     for (uint64_t n : ne) put<uint64_t>(t, n);
     put<uint32_t>(t, type);
@@ -153,6 +153,13 @@ TEST(GgufFile, RefusesHostileBytesWithOneLine) {
               ("not whole blocks of 32"));
   expect_has(error_reading(dir, header(1, 0, tensor({32}, 0, 7)) + std::string(256, '\0')),
               ("not aligned to 32"));
+  // b starts inside a's 256 bytes (llama.cpp refuses it too); side by side they are read.
+  expect_has(error_reading(dir, header(2, 0, tensor({32, 2}, 0, 0, "a") + tensor({32}, 0, 128, "b")) +
+                                    std::string(512, '\0')),
+             ("tensors a and b overlap in the data section"));
+  const fs::path side_by_side = dir / "side_by_side.gguf";
+  write_file_atomic(side_by_side, header(2, 0, tensor({32, 2}, 0, 0, "a") + tensor({32}, 0, 256, "b")) + std::string(512, '\0'));
+  EXPECT_EQ(GgufFile(side_by_side).tensors().size(), 2u);
   // A type potop does not read is listed by its ggml name, and refused when it is read.
   const fs::path path = dir / "q4k.gguf";
   write_file_atomic(path, header(1, 0, tensor({256}, 12, 0)) + std::string(64, '\0'));
