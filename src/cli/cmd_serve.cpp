@@ -1,5 +1,5 @@
 // `potop serve`: an OpenAI-compatible HTTP API and the web studio for one trained model
-// (src/serve; docs/serve.md). Stops cleanly on SIGINT or SIGTERM.
+// (src/serve; docs/serve.md). Stops cleanly on SIGINT, SIGTERM or SIGHUP.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

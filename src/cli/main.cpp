@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   potop::bound_openmp_spinning(argv);  // may start potop again: before any thread or output
-  potop::start_signal_listener();  // before any thread: SIGINT and SIGTERM without handlers (core/stop_signals.h)
+  potop::start_signal_listener();  // before any thread: stop signals without handlers (core/stop_signals.h)
   CLI::App app{"potop: train, inspect and sample Transformer language models on a CPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "potop 0.1.0");

@@ -23,6 +23,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -31,7 +32,7 @@ sigset_t stop_signals() {
 // sigwait() can take them, as a handler installed by sigaction() used to.
 extern "C" void never_called(int) {}
 
-// The default action of `signo`: for SIGINT and SIGTERM, the end of the process by that signal.
+// The default action of `signo`: for SIGINT, SIGTERM and SIGHUP, the end of the process by that signal.
 [[noreturn]] void default_action(int signo) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -50,6 +51,8 @@ void listen() {
   for (;;) {
     int signo = 0;
     if (sigwait(&set, &signo) != 0) continue;
+    // nohup's promise: a hangup ignored when the process started is ignored for good.
+    if (signo == SIGHUP && g_ignored_at_start[SIGHUP]) continue;
     if (void (*callback)(int) = g_callback.exchange(nullptr)) {
       callback(signo);
       continue;
@@ -72,7 +75,7 @@ extern "C" void record_stop_signal(int signo) {
 void start_signal_listener() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  for (int signo : {SIGINT, SIGTERM}) {
+  for (int signo : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction old {};
     sigaction(signo, nullptr, &old);
     g_ignored_at_start[signo] = old.sa_handler == SIG_IGN;

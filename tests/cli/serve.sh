@@ -50,7 +50,12 @@ if grep -qE 'Sanitizer|runtime error:|terminate called' serve.log; then fail "se
 # A server with a one-second time limit: a long generation ends with what it has.
 start_server timeout.log --timeout 1 --max-tokens 1000000
 if /usr/bin/python3 "$HERE/serve_api.py" "http://127.0.0.1:$PORT" timeout; then ok "time limit"; else fail "time limit"; fi
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+# A hangup (the terminal closed, a service manager's stop) stops it as SIGTERM does.
+kill -HUP "$SERVER_PID"
+rc=0
+wait "$SERVER_PID" || rc=$?
+if [ "$rc" = 0 ] && grep -q "stopped by signal 1\b" timeout.log; then ok "SIGHUP stops the server cleanly (exit 0)"; else
+  fail "SIGHUP: exit $rc; log: $(tail -n 3 timeout.log)"; fi
 
 # Continuous batching: a seeded request gives the same text alone and alongside three others,
 # here with f16 KV caches (the first server's are f32).

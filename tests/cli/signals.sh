@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# SIGINT and SIGTERM: the trainer finishes its step, writes a checkpoint, exits 0 and says how
-# to resume; resuming then reproduces the uninterrupted run exactly. A second SIGINT ends the
-# process at once and still leaves a resumable checkpoint.
+# SIGINT, SIGTERM and SIGHUP: the trainer finishes its step, writes a checkpoint, exits 0 and says
+# how to resume; resuming then reproduces the uninterrupted run exactly. A second SIGINT ends the
+# process at once and still leaves a resumable checkpoint. Under nohup (SIGHUP ignored at the
+# start) a hangup changes nothing.
 #   signals.sh <potop> [seed]
 POTOP=$1
 source "$(dirname "$0")/lib.sh"
@@ -30,7 +31,7 @@ signal_at() {
   wait "$pid" || RC=$?
 }
 
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
   dir=run-$sig
   at=$((20 + RANDOM % 200))
   signal_at "$dir" "$at" "$sig"
@@ -47,6 +48,20 @@ for sig in INT TERM; do
   diff <(losses reference) <(losses "$dir") >/dev/null && ok "SIG$sig: losses identical to the uninterrupted run" ||
     fail "SIG$sig: losses differ from the uninterrupted run"
 done
+
+# nohup's promise: started with SIGHUP ignored, a hangup is ignored and the run goes to its end.
+(trap '' HUP; exec "$POTOP" train "${ARGS[@]}" --out run-nohup 2>run-nohup.log) &
+pid=$!
+at=$((20 + RANDOM % 200))
+while kill -0 "$pid" 2>/dev/null && [ "$(count_records run-nohup)" -lt "$at" ]; do sleep 0.005; done
+kill -s HUP "$pid" 2>/dev/null || true
+RC=0
+wait "$pid" || RC=$?
+if [ "$RC" = 0 ] && ! grep -q "interrupted" run-nohup.log && diff <(losses reference) <(losses run-nohup) >/dev/null; then
+  ok "SIGHUP under nohup at step ~$at: ignored, the run went to its end"
+else
+  fail "SIGHUP under nohup: exit $RC: $(tail -n 2 run-nohup.log)"
+fi
 
 # Two SIGINTs: the second one ends the process at once (or the first already finished cleanly).
 signal_at run-twice $((20 + RANDOM % 200)) INT INT
