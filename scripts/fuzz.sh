@@ -13,7 +13,7 @@ bash scripts/setup.sh --all
 build=${POTOP_FUZZ_BUILD:-build/fuzz}
 seconds=${FUZZ_SECONDS:-20}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint config utf8_tokenizer chat_template)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint config utf8_tokenizer chat_template gguf tokenizer_json http_frame)
 
 cmake --preset fuzz -B "$build" >/dev/null
 cmake --build "$build" -j "${POTOP_JOBS:-2}" --target "${targets[@]/#/fuzz_}"

@@ -4,6 +4,25 @@
 
 namespace potop {
 
+namespace {
+
+// How many bytes at the end of `text` begin a UTF-8 character whose other bytes have not come
+// yet (0 to 3): a byte token (byte-level BPE, a byte tokenizer, SentencePiece's byte fallback)
+// ends inside a character, and a piece of text shown must not, or a reader that wants whole
+// characters (JSON, a browser) would show the parts as U+FFFD. Bytes that can begin no character
+// are never held: they are shown as they are, as the whole text would show them.
+size_t unfinished_character(std::string_view text) {
+  for (size_t back = 1; back <= std::min<size_t>(3, text.size()); ++back) {
+    const auto c = static_cast<unsigned char>(text[text.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: its lead byte is further back
+    const size_t length = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 StopStrings::StopStrings(std::vector<std::string> stops) : stops_(std::move(stops)) {
   stops_.erase(std::remove(stops_.begin(), stops_.end(), std::string()), stops_.end());
 }
@@ -30,7 +49,8 @@ std::string StopStrings::push(std::string_view piece) {
         held = n;
         break;
       }
-  const size_t until = text_.size() - held;
+  size_t until = text_.size() - held;
+  until -= unfinished_character(std::string_view(text_).substr(shown_, until - shown_));
   std::string out = text_.substr(shown_, until - shown_);
   shown_ = until;
   return out;

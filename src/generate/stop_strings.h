@@ -12,7 +12,8 @@ class StopStrings {
  public:
   explicit StopStrings(std::vector<std::string> stops);
 
-  // Appends a piece of generated text. Returns what may be shown now; stopped() tells whether a
+  // Appends a piece of generated text (one token's bytes). Returns what may be shown now, which
+  // never ends inside a UTF-8 character that later bytes may finish; stopped() tells whether a
   // stop string was completed (the returned text then ends just before it).
   std::string push(std::string_view piece);
   // What is still held back, once generation has ended without a stop.

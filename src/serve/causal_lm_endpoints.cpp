@@ -36,6 +36,7 @@ class CausalLMEndpoints final : public Endpoints {
         batcher(lm, o.threads, o.prefill_chunk),
         attention_model(model.model->replica()),
         attention_view(task<SelfAttention>(*attention_model)),
+        attention_slot(1, o.queue),
         chat_template(o.chat_template ? *o.chat_template
                                        : model_chat_template(model.files, special_token_texts(*model.tokenizer))),
         end_ids(end_of_text_ids(model)) {
@@ -75,10 +76,12 @@ class CausalLMEndpoints final : public Endpoints {
   Metrics& metrics;
   SlotPool pool;
   Batcher batcher;  // runs every generation, on the loaded model
-  // /v1/attention runs a full forward pass of its own on a replica (shared weights), one at a time.
+  // /v1/attention runs a full forward pass of its own on a replica (shared weights), one at a time,
+  // with at most --queue waiting (503 beyond): a flood of them would otherwise hold every request
+  // thread waiting, and /health would wait behind them.
   std::unique_ptr<Model> attention_model;
   SelfAttention* attention_view;  // the replica's, or null
-  std::mutex attention_mutex;
+  SlotPool attention_slot;
   ChatTemplate chat_template;
   std::vector<int> end_ids;  // the model's ends of text (end_of_text_ids): a completion stops there
   std::string name;
@@ -172,7 +175,11 @@ void CausalLMEndpoints::generate(const httplib::Request& req, httplib::Response&
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider("text/event-stream", [run](size_t, httplib::DataSink& sink) { return run(sink, true); });
   } else {
-    res.set_chunked_content_provider("application/json", [run](size_t, httplib::DataSink& sink) { return run(sink, false); });
+    // Never gzipped: a compressor keeps the heartbeat's spaces until it has a block, nothing goes
+    // out, and a client that left (the OpenAI SDK's abort: it asks for gzip) is never noticed.
+    // cpp-httplib compresses "application/json" alone, not with its charset.
+    res.set_chunked_content_provider("application/json; charset=utf-8",
+                                     [run](size_t, httplib::DataSink& sink) { return run(sink, false); });
   }
 }
 
@@ -190,7 +197,8 @@ void CausalLMEndpoints::attention(const httplib::Request& req, httplib::Response
     if (ids.empty() || static_cast<int>(ids.size()) > max_tokens)
       throw ApiError::invalid("text", "text must hold 1 to " + std::to_string(max_tokens) + " tokens (got " +
                                           std::to_string(ids.size()) + ")");
-    std::lock_guard attention_lock(attention_mutex);
+    const auto lease = attention_slot.acquire(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                               std::chrono::duration<double>(options.limits.timeout_s)));
     set_threads(1);  // beside the batcher, which has the cores
     const Tokenizer& tokenizer = *model.tokenizer;
     SelfAttentionMaps maps = self_attention_maps(*attention_view, tokenizer);

@@ -193,6 +193,17 @@ class GuardedHttpServer::Loop {
     ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e);
   }
   void unwatch(int fd) { ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr); }
+  // Counts bytes a connection's `in` gains or loses, in all and for its address.
+  void hold(const Connection& c, size_t n) {
+    buffered_ += n;
+    buffered_by_peer_[c.peer] += n;
+  }
+  void release(const Connection& c, size_t n) {
+    if (n == 0) return;
+    buffered_ -= n;
+    auto it = buffered_by_peer_.find(c.peer);
+    if ((it->second -= n) == 0) buffered_by_peer_.erase(it);
+  }
   void wake() {
     const uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(wake_, &one, sizeof one);
@@ -220,6 +231,9 @@ class GuardedHttpServer::Loop {
   Clock::time_point accept_paused_until_{};
   std::unordered_map<int, Connection> connections_;
   size_t buffered_ = 0;  // bytes of every connection's `in`
+  // Those of each address: one address may hold a quarter of the pool (but always one whole
+  // request), so that one client sending many large bodies slowly cannot refuse every other.
+  std::unordered_map<std::string, size_t> buffered_by_peer_;
   size_t busy_ = 0;
   uint64_t turn_ = 0;  // counts the connections' changes of state: their order
   size_t freed_since_trim_ = 0;
@@ -390,13 +404,20 @@ void GuardedHttpServer::Loop::on_readable(Connection& c, Clock::time_point now) 
                   "the server holds as many requests being sent as it can (" +
                       std::to_string(limits_.max_buffered_bytes >> 20) + " MiB); try again shortly",
                   now);
+  const size_t share = std::max(limits_.max_buffered_bytes / 4, limits_.max_head_bytes + server_.payload_max_length_);
+  const auto by_peer = buffered_by_peer_.find(c.peer);
+  if ((by_peer == buffered_by_peer_.end() ? 0 : by_peer->second) + static_cast<size_t>(n) > share)
+    return refuse(c, 503, "server_busy",
+                  "the requests " + c.peer + " is sending hold its share of the server's memory for them (" +
+                      std::to_string(share >> 20) + " MiB); try again once they are sent",
+                  now);
   if (c.state == State::kWaiting && leading_blank_lines(std::string_view(scratch_.data(), n)) < static_cast<size_t>(n)) {
     c.state = State::kHead;  // its first byte: the header deadline starts
     c.since = ++turn_;
     c.deadline = now + seconds(limits_.header_timeout_s);
   }
   c.in.append(scratch_.data(), static_cast<size_t>(n));
-  buffered_ += static_cast<size_t>(n);
+  hold(c, static_cast<size_t>(n));
   advance(c, now);
 }
 
@@ -405,7 +426,7 @@ void GuardedHttpServer::Loop::advance(Connection& c, Clock::time_point now) {
   if (c.state == State::kWaiting || c.state == State::kHead) {
     const size_t blank = leading_blank_lines(c.in);
     c.in.erase(0, blank);
-    buffered_ -= blank;
+    release(c, blank);
     if (c.in.empty()) return;
     if (c.state == State::kWaiting) {  // pipelined: the bytes were already here
       c.state = State::kHead;
@@ -433,7 +454,7 @@ void GuardedHttpServer::Loop::hand_over(Connection& c) {
                                                 c.in.substr(c.head_bytes, c.need - c.head_bytes)
                                           : c.in.substr(0, c.need);
   c.in.erase(0, c.need);
-  buffered_ -= c.need;
+  release(c, c.need);
   freed_since_trim_ += c.need;
   c.state = State::kBusy;
   unwatch(c.fd);
@@ -487,7 +508,7 @@ void GuardedHttpServer::Loop::refuse(Connection& c, int status, const std::strin
   // A fresh socket's send buffer takes far more than this: what does not fit is not waited for.
   [[maybe_unused]] const ssize_t n = ::send(c.fd, response.data(), response.size(), MSG_NOSIGNAL);
   ::shutdown(c.fd, SHUT_WR);
-  buffered_ -= c.in.size();
+  release(c, c.in.size());
   freed_since_trim_ += c.in.capacity();
   std::string().swap(c.in);
   c.state = State::kClosing;
@@ -525,7 +546,7 @@ void GuardedHttpServer::Loop::close(int fd) {
   if (it == connections_.end()) return;
   Connection& c = it->second;
   if (c.state != State::kBusy) unwatch(fd);
-  buffered_ -= c.in.size();
+  release(c, c.in.size());
   freed_since_trim_ += c.in.capacity();
   {
     std::lock_guard lock(counts_mutex_);

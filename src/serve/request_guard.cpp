@@ -30,6 +30,24 @@ std::string origin_host(const std::string& origin) {
   return at == std::string::npos ? origin : lower(origin.substr(at + 3));
 }
 
+// "scheme://host[:port]" of a URL, "" if it has none.
+std::string url_origin(const std::string& url) {
+  const size_t at = url.find("://");
+  if (at == std::string::npos) return "";
+  return url.substr(0, url.find('/', at + 3));
+}
+
+// Where a page's request to the API came from when it carries no Origin header: a no-cors GET
+// (an <img>, a <script>, a prefetch of GET /v1/attention?text=...) names it only in
+// Sec-Fetch-Site (browsers send it to https and loopback servers) and in its Referer (unless the
+// page withheld it). "" when nothing says another page sent it.
+std::string page_origin(const httplib::Request& req) {
+  const std::string referer = url_origin(req.get_header_value("Referer"));
+  const std::string site = lower(req.get_header_value("Sec-Fetch-Site"));
+  if ((site == "cross-site" || site == "same-site") && referer.empty()) return "a page of another site";
+  return referer;
+}
+
 bool allowed_origin(const GuardOptions& o, const std::string& origin) {
   return std::any_of(o.cors_origins.begin(), o.cors_origins.end(),
                      [&](const std::string& allowed) { return allowed == "*" || allowed == origin; });
@@ -73,6 +91,14 @@ bool guard_request(const GuardOptions& o, const httplib::Request& req, httplib::
   if (cross_origin && !allowed_origin(o, origin))
     return refuse(res, 403, "origin_not_allowed",
                   "requests from " + origin + " are not allowed (potop serve --cors-origin ORIGIN allows one)");
+  // The API's GETs do work too (GET /v1/attention runs the model): another page's no-cors GET,
+  // which has no Origin, is refused as its Origin would be. Its navigations to the studio are not.
+  if (origin.empty() && req.path.starts_with("/v1/")) {
+    const std::string from = page_origin(req);
+    if (!from.empty() && origin_host(from) != lower(host) && !allowed_origin(o, from))
+      return refuse(res, 403, "origin_not_allowed",
+                    "requests from " + from + " are not allowed (potop serve --cors-origin ORIGIN allows one)");
+  }
   if (req.method == "OPTIONS") {  // a CORS preflight of an allowed origin (or a bare OPTIONS)
     if (cross_origin) add_cors_headers(o, req, res);
     res.status = 204;

@@ -4,7 +4,9 @@
 //     with any port), so that a web page whose DNS name is rebound to 127.0.0.1 cannot reach the
 //     server (DNS rebinding); --allow-host adds names (a reverse proxy's).
 //   - Origin: a browser request from another origin is refused (403) unless --cors-origin allows
-//     that origin, which then gets CORS headers and its OPTIONS preflights answered (204).
+//     that origin, which then gets CORS headers and its OPTIONS preflights answered (204). An API
+//     request without Origin (a page's <img> of GET /v1/attention) is judged by its
+//     Sec-Fetch-Site and Referer headers instead.
 //   - POST bodies: JSON only (415 otherwise: a page's no-cors text/plain or form POST never
 //     starts a generation). Their framing (a Content-Length, never chunked; its cap) was checked
 //     before the request was read whole (serve/request_frame.h).

@@ -80,10 +80,13 @@ std::unique_ptr<Endpoints> endpoints_for(LoadedModel&& m, const ServeOptions& o,
 
 struct Server::Impl {
   // Requests answered at once, each on a thread that exits when none waits (a flat RSS:
-  // serve/connection_threads.h): every slot and queued request, and enough beyond them that a
-  // refusal (503), /health or /metrics is answered at once while they are all busy. Connections
-  // cost no thread: they are read by the event loop (serve/guarded_http_server.h).
-  static size_t request_threads(const ServeOptions& o) { return static_cast<size_t>(std::max(256, o.slots + o.queue + 64)); }
+  // serve/connection_threads.h): every slot and queued request (generations' and /v1/attention's
+  // queue of its own), and enough beyond them that a refusal (503), /health or /metrics is answered
+  // at once while they are all busy. Connections cost no thread: they are read by the event loop
+  // (serve/guarded_http_server.h).
+  static size_t request_threads(const ServeOptions& o) {
+    return static_cast<size_t>(std::max(256, o.slots + 1 + 2 * o.queue + 64));
+  }
   static ConnectionLimits connection_limits(const ServeOptions& o) {
     ConnectionLimits limits = o.connections;
     limits.max_connections = o.max_connections;
@@ -181,7 +184,8 @@ void Server::Impl::routes() {
     if (method == "GET") http.Get(path, checked);
     else http.Post(path, checked);
   }
-  for (const auto& [path, methods] : allowed_methods()) {
+  for (const auto& route : allowed_methods()) {
+    const std::string path = route.first, methods = route.second;  // (a lambda cannot capture a binding in clang 14)
     auto refuse = [path, methods](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", methods);
       send_error(res, ApiError(405, "invalid_request_error", "", req.method + " " + path + " is not allowed: " + path +

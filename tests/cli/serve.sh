@@ -76,8 +76,20 @@ kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 # The clients users run (tests/clients: OpenAI's SDK, the AI SDK, LangChain), pinned, on a
 # server that replaces characters the model lacks (the AI SDK's completion provider writes
 # "user:" before the prompt; the char model has no ':').
-start_server clients.log --slots 2 --unknown replace
+start_server clients.log --slots 2 --unknown replace --max-tokens 200000
 node_test "the clients: chat and completions" "$HERE/../clients" gpt.test.mjs "http://127.0.0.1:$PORT" model "pan zagłoba "
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+
+# A model whose tokens split characters (a byte tokenizer: "ż" is two tokens, "😀" four): for 100
+# seeds the streamed text equals the plain text, chat and completions, through OpenAI's SDK (a
+# chunk that ended inside a character went out as U+FFFD).
+"$POTOP" tokenizer train --kind byte --out bytes.tok >/dev/null 2>tok.log || fail "byte tokenizer: $(cat tok.log)"
+for _ in $(seq 1 60); do printf 'pan zagłoba 😀 woła: żółw, gęś i łoś! 🎉 kmicic ruszył z kopyta ✓\n'; done >wide.txt
+"$POTOP" train --data wide.txt --tokenizer bytes.tok --out bytes.model --steps 150 --eval-interval 150 --lr 3e-3 "${TINY[@]}" \
+  2>bytes.train.log || fail "train on bytes: $(tail -n 3 bytes.train.log)"
+start_serve bytes.log --model bytes.model --threads 1 --slots 2
+node_test "streams split no character: 100 seeds, the byte model" "$HERE/../clients" utf8_stream.test.mjs \
+  "http://127.0.0.1:$PORT" "zagłoba 😀 "
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
 
 # --chat-template: the chat's prompt is the template's rendering, as /v1/completions continues it.

@@ -15,7 +15,8 @@ per-address cap makes room by closing the address's oldest idle connection. atta
 second (50 an address, under the per-address cap), 300 idle ones, 64 idle ones from the probes'
 own address (its cap), requests smuggled in the bodies of refused ones (a foreign Host, a text/plain
 or cross-origin POST, a GET and an OPTIONS with a body), endless header lines, chunked bodies,
-huge Content-Lengths, numbers beyond a double's range; meanwhile probes from 127.0.0.1 every
+huge Content-Lengths, numbers beyond a double's range, 200 /v1/attention requests at once, 64 bodies of
+just under 1 MiB held from one address; meanwhile probes from 127.0.0.1 every
 quarter second for 20 s must all be answered with p99 under 100 ms, RSS stay under the bound, no smuggled
 request reach a handler (/metrics), the trickling connections be ended with 408 at the deadline,
 and the memory be handed back after the attack.
@@ -149,6 +150,22 @@ def guard_checks(key):
     check("a preflight of another origin: 403", status == 403, status)
     status, _, body = http("POST", "/v1/models", b'{"prompt": "x"}', dict(bearer, Origin=f"http://127.0.0.1:{PORT}"))
     check("the page's own origin is not cross-origin", status == 405, (status, body))
+    # Another page's <img src=".../v1/attention?text=..."> sends no Origin: its Sec-Fetch-Site and
+    # Referer say where it comes from, and it is refused before the model runs.
+    attention = "/v1/attention?text=pan"
+    for name, extra in (("Sec-Fetch-Site: cross-site", {"Sec-Fetch-Site": "cross-site"}),
+                        ("a Referer of another site", {"Referer": "https://evil.example/page.html"}),
+                        ("both", {"Sec-Fetch-Site": "cross-site", "Referer": "https://evil.example/"})):
+        status, _, body = http("GET", attention, headers=dict(bearer, **extra))
+        check(f"another page's GET /v1/attention without Origin ({name}): 403 origin_not_allowed",
+              status == 403 and error_code(body) == "origin_not_allowed", (status, body[:200]))
+    for name, extra in (("the studio's own page", {"Sec-Fetch-Site": "same-origin", "Referer": f"http://127.0.0.1:{PORT}/"}),
+                        ("an allowed origin's page", {"Sec-Fetch-Site": "cross-site", "Referer": "https://app.example/x"}),
+                        ("no page (curl)", {})):
+        status, _, body = http("GET", attention, headers=dict(bearer, **extra))
+        check(f"GET /v1/attention from {name}: served", status == 200, (status, body[:200]))
+    status, _, _ = http("GET", "/", headers={"Sec-Fetch-Site": "cross-site", "Referer": "https://evil.example/"})
+    check("a link from another site to the studio: served", status == 200, status)
 
     status, _, body = http("POST", "/v1/completions", b'{"prompt": "pan"}', dict(bearer, **{"Content-Type": "text/plain"}))
     check("a text/plain POST (a page's no-cors request): 415", status == 415 and error_code(body) == "unsupported_media_type",
@@ -344,7 +361,71 @@ def attack(stop, results):
         while not stop.is_set():
             header_flood("127.0.0.15")
             time.sleep(0.02)
-    workers = [threading.Thread(target=f, daemon=True) for f in (crowds, smuggle, hostile, headers, headers, headers)]
+
+    # /v1/attention runs the model one request at a time: 50 at once from each of 4 addresses, again
+    # and again, which once held every request thread waiting and queued /health behind them.
+    text = json.dumps({"text": "pan zagłoba " * 20}).encode()
+    attend = (f"POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(text)}\r\n\r\n").encode() + text
+    attention_answers = []
+
+    def attention(source):
+        try:
+            while not stop.is_set():
+                waiting = []
+                for _ in range(50):
+                    s = connect(source, 30)
+                    s.sendall(attend)
+                    waiting.append(s)
+                for s in waiting:
+                    try:
+                        attention_answers.append(int(s.recv(64).split()[1]))
+                    except (OSError, IndexError, ValueError):
+                        attention_answers.append(0)
+                    s.close()
+        except OSError:  # the server stopped (SIGTERM)
+            pass
+    flooders = [lambda a=f"127.0.0.{i}": attention(a) for i in range(16, 20)]
+
+    # One address, no API key: 64 bodies (its connection cap) of just under the 1 MiB cap, sent all but their last byte
+    # and held, each refilled when the server closes it. They once filled the whole pool of bytes
+    # still arriving (64 MiB) and every other client got 503 until the body deadline.
+    declared = (1 << 20) - 64
+    held = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {declared}\r\n\r\n").encode() + b" " * (declared - 1)
+    pool_refused = []
+
+    def fill_pool():
+        holding = []
+        try:
+            while not stop.is_set():
+                holding = [s for s in holding if s.fileno() >= 0]
+                # 4 a turn, then 1 once 16 are held: an attack, not a contest for the 2 cores
+                for _ in range(min(64 - len(holding), 4 if len(holding) < 16 else 1)):
+                    s = connect("127.0.0.20", 5)
+                    try:
+                        s.sendall(held)
+                        holding.append(s)
+                    except OSError:  # refused (503) and closed while sending
+                        pool_refused.append(1)
+                        s.close()
+                for s in holding:  # the ones the server answered (503) and closed: refilled
+                    s.setblocking(False)
+                    try:
+                        if s.recv(64) is not None:
+                            pool_refused.append(1)
+                            s.close()
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        s.close()
+                time.sleep(0.1)
+        except OSError:  # the server stopped (SIGTERM)
+            pass
+        for s in holding:
+            s.close()
+    workers = [threading.Thread(target=f, daemon=True)
+               for f in [crowds, smuggle, hostile, headers, headers, headers, fill_pool] + flooders]
     for t in workers:
         t.start()
     stop.wait()
@@ -352,7 +433,8 @@ def attack(stop, results):
         t.join(10)
     for c in (trickling, idle, local):
         c.close()
-    results.put({"trickled": trickling.answers, "opened": trickling.opened, "smuggled": smuggled_answers})
+    results.put({"trickled": trickling.answers, "opened": trickling.opened, "smuggled": smuggled_answers,
+                 "attention": attention_answers, "pool_refused": len(pool_refused)})
 
 
 def attack_checks(pid, rss_mb, p99_ms, back_mb):
@@ -386,6 +468,16 @@ def attack_checks(pid, rss_mb, p99_ms, back_mb):
           answered == probes and p99 * 1000 < p99_ms, (answered, probes, p99))
     status, _, body = http("POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "pan"}], "max_tokens": 4})
     check("a completion during the attack: 200", status == 200, (status, body[:200]))
+    # A body of the largest size from another address while the filler holds its 64: the pool has
+    # room for it (once the filler held all but a few KiB of it, and this got 503).
+    big = json.dumps({"messages": [{"role": "user", "content": "pan"}], "max_tokens": 1, "user": ""}).encode()
+    big = big.replace(b'"user": ""', b'"user": "' + b"x" * ((1 << 20) - len(big) - 8) + b'"')
+    statuses = []
+    for _ in range(5):
+        statuses.append(http("POST", "/v1/chat/completions", big, timeout=30)[0])
+        time.sleep(0.5)
+    check(f"a body of just under 1 MiB from another address while one fills the pool: served ({statuses})",
+          statuses == [200] * 5, statuses)
     check(f"RSS under {rss_mb} MB during the attack (peak {peak_rss} MB, {rss_before} MB before)", peak_rss < rss_mb,
           peak_rss)
     status, _, body = http("GET", "/metrics")
@@ -399,6 +491,15 @@ def attack_checks(pid, rss_mb, p99_ms, back_mb):
     smuggled_answers = seen["smuggled"]
     check(f"the smuggling requests were answered ({len(smuggled_answers)}: "
           f"{sorted(set(smuggled_answers))})", len(smuggled_answers) >= 10 and 0 not in smuggled_answers, smuggled_answers[:10])
+    attention = seen["attention"]
+    # (0: closed unanswered, as an idle connection is when the connections reach their cap)
+    answered = attention.count(200) + attention.count(503)
+    check(f"the /v1/attention flood was answered, beyond the queue with 503 ({len(attention)}: "
+          f"{ {c: attention.count(c) for c in sorted(set(attention))} })",
+          len(attention) >= 200 and set(attention) <= {0, 200, 503} and answered >= 0.95 * len(attention)
+          and 503 in attention, attention[:10])
+    check(f"the address filling the pool with bodies was refused past its share ({seen['pool_refused']} refusals)",
+          seen["pool_refused"] > 0, seen["pool_refused"])
     check("no smuggled request reached a handler (/metrics: no /v1/completions answered 200)",
           status == 200 and b'path="/v1/completions",code="200"' not in body,
           [l for l in body.decode().splitlines() if "completions" in l])

@@ -2,7 +2,8 @@
 // OpenAI's Node SDK, the Vercel AI SDK (ai + @ai-sdk/openai: its default provider, which speaks the
 // Responses API, and its .chat() and .completion() providers) and LangChain's ChatOpenAI. usage: node gpt.test.mjs BASE_URL MODEL_ID PROMPT
 // Checks chat and completions, streamed and not, that a seed read back and re-sent gives the same
-// text, that the three clients agree on the same request, and that errors carry their code.
+// text, that the three clients agree on the same request, that errors carry their code, and that
+// a request the client aborts stops its generation.
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
@@ -111,5 +112,25 @@ check("LangChain ChatOpenAI.invoke: the same text", answer.content === content, 
 let lcStreamed = "";
 for await (const chunk of await lc.stream(prompt)) lcStreamed += chunk.content;
 check("LangChain ChatOpenAI.stream: the same text", lcStreamed === content, show(lcStreamed));
+
+// --- A request the client aborts (the SDK's `signal`): not streamed, its generation (of up to
+// 200,000 tokens: the server runs with --max-tokens 200000) stops, counted in /metrics as
+// cancelled, and the slot is free again.
+const metric = async (name) => Number((await (await fetch(`${base}/metrics`)).text())
+  .match(new RegExp(`^${name} (\\d+)`, "m"))?.[1]);
+const cancelledBefore = await metric("potop_generations_cancelled_total");
+const aborter = new AbortController();
+const aborted = client.chat.completions.create({ model: modelId, messages, max_completion_tokens: 200000, temperature: 0.9 },
+  { signal: aborter.signal }).then(() => "answered", (e) => e.name);
+setTimeout(() => aborter.abort(), 300);
+const outcome = await aborted;
+let cancelled = false;
+for (let i = 0; i < 50 && !cancelled; i++) {
+  await new Promise((r) => setTimeout(r, 100));
+  cancelled = (await metric("potop_generations_cancelled_total")) === cancelledBefore + 1 &&
+    (await metric("potop_slots_busy")) === 0;
+}
+check("an aborted plain request (the SDK's signal) stops its generation", outcome !== "answered" && cancelled,
+  `${outcome}, cancelled ${await metric("potop_generations_cancelled_total")} (was ${cancelledBefore})`);
 
 process.exit(failures ? 1 : 0);
