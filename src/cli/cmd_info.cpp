@@ -24,6 +24,17 @@ std::vector<std::string> task_names(const ModelKind& kind) {
   return names;
 }
 
+// The commands of the kind's row that work on this model: a quantized one (potop quantize, or an
+// imported q8_0/q4_0 file) is for inference only, so it is neither quantized again nor a start
+// for training (both refuse it: cli/cmd_quantize.cpp, checkpoint/weights.cpp).
+std::vector<std::string> commands_for(const ModelKind& kind, const ModelFiles& files) {
+  const bool quantized = files.files.contains("quantized") && files.files["quantized"].is_string();
+  std::vector<std::string> commands;
+  for (const std::string& c : kind.commands)
+    if (!quantized || (c != "quantize" && !c.ends_with("--init-from"))) commands.push_back(c);
+  return commands;
+}
+
 struct InfoArgs {
   std::string model;
   bool json = false;
@@ -100,7 +111,7 @@ Run add_info(CLI::App& app) {
                                   {"kind", kind.name},
                                   {"description", kind.description},
                                   {"tasks", task_names(kind)},
-                                  {"commands", kind.commands},
+                                  {"commands", commands_for(kind, files)},
                                   {"config", files.config},
                                   {"parameters", parameters},
                                   {"tokenizer", {{"kind", files.tokenizer->kind()}, {"size", files.tokenizer->size()}}},
@@ -153,7 +164,7 @@ Run add_info(CLI::App& app) {
     for (const std::string& name : task_names(kind)) tasks += (tasks.empty() ? "" : ", ") + name;
     std::printf("tasks: %s\n", tasks.c_str());
     std::string commands;
-    for (const std::string& c : kind.commands) commands += (commands.empty() ? "potop " : ", potop ") + c;
+    for (const std::string& c : commands_for(kind, files)) commands += (commands.empty() ? "potop " : ", potop ") + c;
     std::printf("commands: %s\n", commands.c_str());
     std::printf("they load: %s\n", default_choice.c_str());
     return 0;

@@ -19,10 +19,11 @@ namespace potop::cli {
 
 namespace {
 
-// The architecture of the run --resume continues: its model directory's kind.
-std::string resumed_arch(const std::string& resume) {
+// The architecture of the model a run continues (--resume) or starts from (--init-from): its
+// model directory's kind.
+std::string model_arch(const std::string& model) {
   std::error_code ec;
-  const fs::path dir = fs::is_directory(resume, ec) ? fs::path(resume) : fs::path(resume).parent_path();
+  const fs::path dir = fs::is_directory(model, ec) ? fs::path(model) : fs::path(model).parent_path();
   try {
     const nlohmann::json config = read_config_json(dir);
     if (config.value("kind", "") == kLlamaKind) return "llama";
@@ -46,7 +47,7 @@ Run add_train(CLI::App& app) {
   auto config = std::make_shared<std::string>();
   auto flags = std::make_shared<TrainFlags>();
   cmd->add_option("--arch", *arch, "gpt2 (learned positions, LayerNorm, GELU) or llama (RoPE, RMSNorm, SwiGLU, "
-                                   "grouped-query attention); a resumed run keeps its own")
+                                   "grouped-query attention); a resumed or fine-tuned model keeps its own")
       ->check(CLI::IsMember({"gpt2", "llama"}))
       ->capture_default_str();
   cmd->add_option("--config", *config, "JSON file of options (keys like n_layer); flags override it")
@@ -65,7 +66,8 @@ Run add_train(CLI::App& app) {
     for (const Field& f : llama_fields)
       if (!has_field(gpt_option_fields(*gpt), f.name) && field_given(cmd, f)) given.push_back(f.name);
     const bool arch_given = cmd->count("--arch") > 0;
-    if (!arch_given && !flags->control.resume.empty()) *arch = resumed_arch(flags->control.resume);
+    if (!arch_given && !flags->control.resume.empty()) *arch = model_arch(flags->control.resume);
+    if (!arch_given && !gpt->init_from.empty()) *arch = model_arch(gpt->init_from);
     // The flags of the other architecture are refused, naming --arch.
     const std::vector<Field> mine = *arch == "llama" ? llama_fields : gpt_option_fields(*gpt);
     for (const std::string& name : given)

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "serve/api_error.h"
+#include "serve/guarded_http_server.h"
 #include "tokenizer/special_texts.h"
 
 namespace potop::serve {
@@ -151,6 +152,18 @@ ChatTemplate model_chat_template(const json& files, const nlohmann::ordered_json
   return t;
 }
 
+namespace {
+thread_local std::string current_client;
+}  // namespace
+
+void set_request_client(const std::string& client) { current_client = client; }
+const std::string& request_client() { return current_client; }
+
+jinja::RenderBudget& chat_render_budget() {
+  static jinja::RenderBudget budget(kChatRenderBudget, std::chrono::milliseconds(1000));
+  return budget;
+}
+
 std::string render_chat(const ChatTemplate& t, const json& messages, std::string& last_user, bool add_generation_prompt) {
   if (!t.jinja) {
     std::string text;
@@ -172,9 +185,37 @@ std::string render_chat(const ChatTemplate& t, const json& messages, std::string
   nlohmann::ordered_json context = t.variables;
   context["messages"] = std::move(conversation);
   context["add_generation_prompt"] = add_generation_prompt;
+  // Every chat's rendering draws on one budget (a hostile template in a model took 90 MB a
+  // request, and 32 requests at once 3 GB): past it a request is refused as a full queue is.
+  // Its turn (one rendering at a time, one per client: render_budget.h).
+  jinja::RenderBudget& budget = chat_render_budget();
+  switch (budget.begin(request_client())) {
+    case jinja::RenderBudget::Turn::kGot: break;
+    case jinja::RenderBudget::Turn::kStopped: throw ApiError(503, "server_busy", "", "the server is stopping");
+    case jinja::RenderBudget::Turn::kClientHasOne:
+      throw ApiError(503, "server_busy", "",
+                     "this client's chat template is being rendered for another request: one at a time per client; "
+                     "retry shortly");
+    case jinja::RenderBudget::Turn::kWaitedTooLong:
+      throw ApiError(503, "server_busy", "",
+                     "chat templates render one at a time, and no turn came within " +
+                         std::to_string(budget.wait().count()) + " ms; retry shortly");
+  }
+  // What it built was freed in this request thread's arena, where glibc keeps it: the server's
+  // loop hands it back to the system (a hostile template's 32 MiB, again and again).
+  size_t built = 0;
+  struct Done {
+    jinja::RenderBudget& budget;
+    const size_t& bytes;
+    ~Done() {
+      budget.end();
+      note_memory_freed(bytes);
+    }
+  } done{budget, built};
   try {
-    return t.jinja->render(context);
+    return t.jinja->render(context, &budget, &built);
   } catch (const jinja::TemplateError& e) {
+    if (e.kind == jinja::TemplateError::Kind::kBusy) throw ApiError(503, "server_busy", "", e.what());
     throw ApiError::invalid("messages", std::string("the model's chat template: ") + e.what());
   }
 }

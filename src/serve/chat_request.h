@@ -66,7 +66,16 @@ ChatTemplate model_chat_template(const nlohmann::json& files,
                                  std::string* fallback = nullptr);
 
 // The prompt a conversation becomes: messages checked as the chat API takes them (400s naming
-// the message), then rendered; a Jinja template that raises or fails is a 400 too.
+// the message), then rendered; a Jinja template that raises or fails is a 400 too. Every Jinja
+// rendering of the process shares one budget (generate/jinja/render_budget.h): one at a time and
+// one per client, each waiting 1 s at most for its turn, kChatRenderBudget bytes; a request that
+// finds no turn or the bytes taken is a 503, as a full queue is. The server stops it when it stops.
+inline constexpr size_t kChatRenderBudget = 64u << 20;
+jinja::RenderBudget& chat_render_budget();
+// The address of the request this thread answers (set as it arrives, server.cpp): the client
+// whose rendering waits or runs ("": none, as in a test).
+void set_request_client(const std::string& client);
+const std::string& request_client();
 std::string render_chat(const ChatTemplate& t, const nlohmann::json& messages, std::string& last_user,
                         bool add_generation_prompt = true);
 

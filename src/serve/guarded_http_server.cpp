@@ -576,10 +576,17 @@ void GuardedHttpServer::Loop::shut_down() {
 // After a flood, hands what its connections' buffers and requests freed back to the system:
 // glibc keeps freed memory in its arenas, and RSS stayed at 88-153 MB after floods whose heap was
 // 3 MB. At most once a second, and only when enough was freed for it to matter.
+namespace {
+std::atomic<size_t> freed_by_handlers{0};
+}  // namespace
+
+void note_memory_freed(size_t bytes) { freed_by_handlers += bytes; }
+
 void GuardedHttpServer::Loop::return_memory(Clock::time_point now) {
-  if (freed_since_trim_ < (4u << 20) || now - last_trim_ < std::chrono::seconds(1)) return;
+  if (freed_since_trim_ + freed_by_handlers.load() < (4u << 20) || now - last_trim_ < std::chrono::seconds(1)) return;
   ::malloc_trim(0);
   freed_since_trim_ = 0;
+  freed_by_handlers = 0;
   last_trim_ = now;
 }
 

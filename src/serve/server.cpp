@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "serve/chat_request.h"
 #include "serve/endpoints.h"
 #include "serve/guarded_http_server.h"
 #include "serve/http_json.h"
@@ -247,6 +248,7 @@ Server::Server(LoadedModel&& model, const ServeOptions& options) {
   Impl& s = *impl_;
   s.options.guard.loopback = is_loopback_host(options.host);
   s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    set_request_client(req.remote_addr);  // this thread answers it: a chat's template turn is per client
     return guard_request(s.options.guard, req, res) ? httplib::Server::HandlerResponse::Handled
                                                      : httplib::Server::HandlerResponse::Unhandled;
   });
@@ -260,10 +262,14 @@ Server::~Server() = default;
 void Server::run(const std::function<void(int port)>& on_ready) {
   Impl& s = *impl_;
   const int port = s.http.bind_port(s.options.host, s.options.port);
+  chat_render_budget().start();  // (a test's earlier server in this process may have stopped it)
   if (on_ready) on_ready(port);
   s.http.serve();
 }
 
-void Server::stop() { impl_->http.stop(); }
+void Server::stop() {
+  chat_render_budget().stop();  // a chat waiting for a template's turn, or rendering, ends now (503)
+  impl_->http.stop();
+}
 
 }  // namespace potop::serve

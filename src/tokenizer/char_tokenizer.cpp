@@ -202,6 +202,29 @@ CharTokenizer CharTokenizer::from_vocab_json(const nlohmann::json& j, std::strin
   return CharTokenizer(std::move(chars), source);
 }
 
+CharTokenizer CharTokenizer::from_hf_json(const nlohmann::json& j, std::string_view source) {
+  const std::string src(source);
+  const nlohmann::json& model = j.at("model");
+  for (const char* key : {"normalizer", "pre_tokenizer"})
+    if (j.contains(key) && !j[key].is_null())
+      throw Error(src + ": " + key + ": a character model's tokenizer.json (a Fuse decoder) has none");
+  if (model.contains("merges") && !(model["merges"].is_array() && model["merges"].empty()))
+    throw Error(src + ": model.merges: a character model's tokenizer.json (a Fuse decoder) has none");
+  const nlohmann::json& vocab = model.contains("vocab") ? model["vocab"] : nlohmann::json();
+  if (!vocab.is_object() || vocab.empty()) throw Error(src + ": model.vocab: expected an object of characters and ids");
+  nlohmann::json by_id = nlohmann::json::array();
+  for (size_t i = 0; i < vocab.size(); ++i) by_id.push_back(nullptr);
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= static_cast<long long>(vocab.size()))
+      throw Error(src + ": model.vocab: " + json_quoted(token) + " has id " + id.dump() + ", expected 0 to " +
+                  std::to_string(vocab.size() - 1));
+    by_id[id.get<size_t>()] = token;
+  }
+  for (size_t i = 0; i < by_id.size(); ++i)
+    if (by_id[i].is_null()) throw Error(src + ": model.vocab: no token has id " + std::to_string(i));
+  return from_vocab_json(by_id, src + ": model.vocab");
+}
+
 CharTokenizer CharTokenizer::load(const std::filesystem::path& path) {
   const std::string name = path.string();
   std::error_code ec;

@@ -38,6 +38,10 @@ class CharTokenizer final : public Tokenizer {
   // like load, with source naming the value in messages.
   nlohmann::json vocab_json() const;
   static CharTokenizer from_vocab_json(const nlohmann::json& j, std::string_view source);
+  // potop's own Hugging Face export of a character model (export/hf_files.cpp): a tokenizer.json
+  // BPE without merges over the characters themselves, no normalizer, no pre-tokenizer, tokens
+  // joined by a Fuse decoder; its ids must be 0..n-1, each a token of one character.
+  static CharTokenizer from_hf_json(const nlohmann::json& j, std::string_view source);
 
   // The Tokenizer interface. to_json() is {"kind": "char", "vocab": vocab_json()}; the model
   // directory's file is vocab.json.

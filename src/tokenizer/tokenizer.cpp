@@ -162,6 +162,9 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::filesystem::path& t
   if (type == "WordPiece") return WordPieceTokenizer::from_hf_json(j, src);
   const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
   const nlohmann::json config = std::filesystem::exists(config_file) ? read_json_file(config_file) : nlohmann::json();
+  const nlohmann::json& decoder = j.contains("decoder") ? j["decoder"] : nlohmann::json();
+  if (type == "BPE" && decoder.is_object() && decoder.value("type", std::string()) == "Fuse")
+    return std::make_unique<CharTokenizer>(CharTokenizer::from_hf_json(j, src));
   if (type == "BPE") return ByteBpeTokenizer::from_hf_json(j, config, src);
   throw Error(src + ": model.type " + type +
               ": potop reads WordPiece and byte-level BPE tokenizer.json files (a Unigram or SentencePiece model: "

@@ -160,7 +160,8 @@ void save_tokenizer_dir(const Tokenizer& tokenizer, const std::filesystem::path&
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::filesystem::path& dir);
 
 // A Hugging Face tokenizer.json (not potop's own {"kind": ...}): a WordPiece model is read as
-// wordpiece, a byte-level BPE as byte_bpe, with tokenizer_config.json beside it where there is one.
+// wordpiece, a byte-level BPE as byte_bpe, with tokenizer_config.json beside it where there is one,
+// and potop's own export of a character model (a BPE of characters, a Fuse decoder) as char.
 // Other models are refused naming the file and the field.
 std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::filesystem::path& tokenizer_json);
 // Whether j is Hugging Face's tokenizer.json rather than potop's.

@@ -98,6 +98,13 @@ no_file "export --format hf --type q8_0" hf-q8
 if "$POTOP" export -m char --format hf --out hf-char >/dev/null 2>&1 && [ -f hf-char/config.json ] &&
   [ -f hf-char/model.safetensors ]; then ok "export --format hf writes a GPT-2 directory"
 else fail "export --format hf"; fi
+# potop imports its own export of a character model back: the same tokens, the same text.
+if "$POTOP" import hf-char --out char-back >import-char.log 2>&1 &&
+    [ "$("$POTOP" sample -m char-back -p "pan " -n 40 --temperature 0 2>/dev/null)" = \
+      "$("$POTOP" sample -m char -p "pan " -n 40 --temperature 0 2>/dev/null)" ] &&
+    [ -f char-back/vocab.json ]; then
+  ok "import of potop's own HF export of a char model: the same greedy text"
+else fail "import of the char model's HF export: $(tail -n 2 import-char.log)"; fi
 if "$POTOP" export -m llama --format hf --out hf-llama >/dev/null 2>&1 &&
   grep -q '"model_type": "llama"' hf-llama/config.json && [ -f hf-llama/model.safetensors ]; then
   ok "export --format hf writes a Llama directory"

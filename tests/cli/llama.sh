@@ -109,6 +109,13 @@ PY
   else
     fail "train --arch llama --init-from: $(tail -n 3 tuned.log)"
   fi
+  # Without --arch, the model it starts from says which (as --resume's does).
+  if "$POTOP" train --init-from gqa1 --data text.txt --out tuned2 --steps 5 --eval-interval 5 --eval-iters 1 \
+      --batch-size 4 --threads 1 2>tuned2.log && grep -q '"kind": "llama"' tuned2/config.json; then
+    ok "train --init-from a Llama, no --arch: $(grep -m1 'fine-tuning from' tuned2.log)"
+  else
+    fail "train --init-from a Llama without --arch: $(tail -n 3 tuned2.log)"
+  fi
 fi
 
 if [ "$GROUP" = all ] || [ "$GROUP" = errors ]; then

@@ -40,6 +40,11 @@ for spec in f16:0.002 q8_0:0.01 q4_0:0.08; do
   "$POTOP" info -m "$dir" >info.txt && grep -q "latest.safetensors .*, $type " info.txt && grep -q "^quantized: $type (potop quantize" info.txt &&
     ok "$type: info names the type" ||
     fail "$type: info does not name the type"
+  # It lists what works on it: quantizing again and fine-tuning from it are refused, so not those.
+  commands=$(grep "^commands:" info.txt)
+  if grep -q "potop sample" <<<"$commands" && ! grep -qE "potop quantize|--init-from" <<<"$commands"; then
+    ok "$type: info's commands leave out quantize and train --init-from"
+  else fail "$type: info lists $commands"; fi
   if "$POTOP" eval -m "$dir" --data text.txt --json --threads 1 >"eval-$type.json" 2>/dev/null; then
     loss=$(loss_of "eval-$type.json")
     if /usr/bin/python3 -c "import sys; sys.exit(abs($loss - $f32_loss) > $tol)"; then

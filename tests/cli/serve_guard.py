@@ -16,7 +16,8 @@ second (50 an address, under the per-address cap), 300 idle ones, 64 idle ones f
 own address (its cap), requests smuggled in the bodies of refused ones (a foreign Host, a text/plain
 or cross-origin POST, a GET and an OPTIONS with a body), endless header lines, chunked bodies,
 huge Content-Lengths, numbers beyond a double's range, 200 /v1/attention requests at once, 64 bodies of
-just under 1 MiB held from one address; meanwhile probes from 127.0.0.1 every
+just under 1 MiB held from one address, 32 chats at once through a template that builds texts of 8
+MiB; meanwhile probes from 127.0.0.1 every
 quarter second for 20 s must all be answered with p99 under 100 ms, RSS stay under the bound, no smuggled
 request reach a handler (/metrics), the trickling connections be ended with 408 at the deadline,
 and the memory be handed back after the attack.
@@ -362,33 +363,46 @@ def attack(stop, results):
             header_flood("127.0.0.15")
             time.sleep(0.02)
 
-    # /v1/attention runs the model one request at a time: 50 at once from each of 4 addresses, again
-    # and again, which once held every request thread waiting and queued /health behind them.
-    text = json.dumps({"text": "pan zagłoba " * 20}).encode()
-    attend = (f"POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
-              f"Content-Length: {len(text)}\r\n\r\n").encode() + text
-    attention_answers = []
-
-    def attention(source):
+    def bursts(source, path, body, count, pause, answers):
+        """`count` POSTs of `body` to `path` at once from `source`, their statuses read (0: closed
+        unanswered), again and again every `pause` seconds until the attack stops."""
+        payload = json.dumps(body).encode()
+        request = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(payload)}\r\n\r\n").encode() + payload
         try:
             while not stop.is_set():
                 waiting = []
-                for _ in range(50):
+                for _ in range(count):
                     s = connect(source, 30)
-                    s.sendall(attend)
+                    s.sendall(request)
                     waiting.append(s)
                 for s in waiting:
                     try:
-                        attention_answers.append(int(s.recv(64).split()[1]))
+                        answers.append(int(s.recv(64).split()[1]))
                     except (OSError, IndexError, ValueError):
-                        attention_answers.append(0)
+                        answers.append(0)
                     s.close()
+                time.sleep(pause)  # an attack, not a contest for the 2 cores
         except OSError:  # the server stopped (SIGTERM)
             pass
-    flooders = [lambda a=f"127.0.0.{i}": attention(a) for i in range(16, 20)]
 
-    # One address, no API key: 64 bodies (its connection cap) of just under the 1 MiB cap, sent all but their last byte
-    # and held, each refilled when the server closes it. They once filled the whole pool of bytes
+    # /v1/attention runs the model one request at a time: 50 at once from each of 4 addresses, again
+    # and again, which once held every request thread waiting and queued /health behind them.
+    attention_answers = []
+    flooders = [lambda a=f"127.0.0.{i}": bursts(a, "/v1/attention", {"text": "pan zagłoba " * 20}, 50, 0.5,
+                                                attention_answers) for i in range(16, 20)]
+
+    # 32 chats at once whose rendering, by the server's --chat-template (serve_guard.sh), builds a
+    # list of texts of 8 MiB: once 90 MB a request and 3 GB for 32; now each stops at 32 MiB (400),
+    # and they take turns, one at a time and one per client (503 for the rest).
+    template_answers = []
+
+    def hostile_chats():
+        bursts("127.0.0.21", "/v1/chat/completions", {"messages": [{"role": "user", "content": "boom"}], "max_tokens": 1},
+               32, 0.2, template_answers)
+
+    # One address, no API key: 64 bodies (its connection cap) of just under the 1 MiB cap, sent all
+    # but their last byte and held, each refilled when the server closes it. They once filled the whole pool of bytes
     # still arriving (64 MiB) and every other client got 503 until the body deadline.
     declared = (1 << 20) - 64
     held = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nContent-Type: application/json\r\n"
@@ -425,7 +439,7 @@ def attack(stop, results):
         for s in holding:
             s.close()
     workers = [threading.Thread(target=f, daemon=True)
-               for f in [crowds, smuggle, hostile, headers, headers, headers, fill_pool] + flooders]
+               for f in [crowds, smuggle, hostile, headers, headers, headers, fill_pool, hostile_chats] + flooders]
     for t in workers:
         t.start()
     stop.wait()
@@ -434,7 +448,7 @@ def attack(stop, results):
     for c in (trickling, idle, local):
         c.close()
     results.put({"trickled": trickling.answers, "opened": trickling.opened, "smuggled": smuggled_answers,
-                 "attention": attention_answers, "pool_refused": len(pool_refused)})
+                 "attention": attention_answers, "pool_refused": len(pool_refused), "template": template_answers})
 
 
 def attack_checks(pid, rss_mb, p99_ms, back_mb):
@@ -498,6 +512,10 @@ def attack_checks(pid, rss_mb, p99_ms, back_mb):
           f"{ {c: attention.count(c) for c in sorted(set(attention))} })",
           len(attention) >= 200 and set(attention) <= {0, 200, 503} and answered >= 0.95 * len(attention)
           and 503 in attention, attention[:10])
+    template = seen["template"]
+    check(f"the hostile template's chats were refused, 400 or 503 ({len(template)}: "
+          f"{ {c: template.count(c) for c in sorted(set(template))} })",
+          len(template) >= 32 and set(template) <= {400, 503} and 400 in template, template[:10])
     check(f"the address filling the pool with bodies was refused past its share ({seen['pool_refused']} refusals)",
           seen["pool_refused"] > 0, seen["pool_refused"])
     check("no smuggled request reached a handler (/metrics: no /v1/completions answered 200)",

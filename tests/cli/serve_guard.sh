@@ -52,7 +52,13 @@ libraries=$(ldd "$POTOP" 2>/dev/null || true)
 # allocator keeps what it quarantines, so there it is not checked (0).
 rss_mb=200 p99_ms=100 stop_s=1 back_mb=16
 grep -qE 'lib(asan|tsan|msan|hwasan)' <<<"$libraries" && rss_mb=1024 p99_ms=1000 stop_s=3 back_mb=0
-start_serve attack.log --model model --threads 1
+# A chat template as hostile as a model file may carry, for the chats whose message is "boom": a list
+# of texts of 8 MiB (serve_guard.py's hostile_chats); other chats render plainly.
+cat >hostile.jinja <<'JINJA'
+{% if messages[0].content == "boom" %}{% set ns = namespace(s="x", l=[]) %}{% for i in range(23) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{% for i in range(40) %}{% set ns.l = ns.l + [ns.s] %}{% endfor %}{% endif %}{% for m in messages %}{{ m.content }}
+{% endfor %}
+JINJA
+start_serve attack.log --model model --threads 1 --chat-template hostile.jinja
 coproc ATTACK { /usr/bin/python3 "$HERE/serve_guard.py" attack "http://127.0.0.1:$PORT" "$SERVER_PID" "$rss_mb" "$p99_ms" "$back_mb"; }
 while IFS= read -r line <&"${ATTACK[0]}"; do
   echo "$line"

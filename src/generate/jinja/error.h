@@ -2,7 +2,8 @@
 // potop cannot render (kUnsupported, and kSyntax where @huggingface/jinja would also refuse it)
 // makes `potop serve` fall back to its plain template at start-up, while a template that raises
 // (raise_exception: "Conversation roles must alternate user/assistant/...") or fails on one
-// conversation (kRuntime) is that request's 400.
+// conversation (kRuntime) is that request's 400. kBusy: the memory renderings share (a
+// RenderBudget) is taken by others at the moment; the same rendering may succeed later (503).
 #pragma once
 #include <string>
 
@@ -12,7 +13,7 @@ namespace potop::jinja {
 
 class TemplateError : public Error {
  public:
-  enum class Kind { kSyntax, kUnsupported, kRuntime, kRaised };
+  enum class Kind { kSyntax, kUnsupported, kRuntime, kRaised, kBusy };
   TemplateError(Kind what, const std::string& message) : Error(message), kind(what) {}
   Kind kind;
 };

@@ -1,6 +1,7 @@
 #include "generate/jinja/template.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -133,6 +134,9 @@ class SpecialArguments {
 // million), and text or arrays it builds (a string doubled in a loop). Chat templates stay far
 // below; past these the rendering stops rather than hang or exhaust memory.
 constexpr long kMaxSteps = 2'000'000;
+// And time: a step may copy a text of 16 MiB (a loop assigning one over and over), so steps alone
+// would let a rendering run for hours. Chat templates render in milliseconds.
+constexpr auto kMaxRenderTime = std::chrono::seconds(2);
 constexpr size_t kMaxItems = 1'000'000;
 
 std::string checked_text(std::string s) {
@@ -187,6 +191,10 @@ class Interpreter {
 
   Value evaluate(const Node& n, const EnvPtr& env) {
     if (++steps_ > kMaxSteps) unsupported("rendering in more than 2,000,000 steps");
+    if (steps_ % 16 == 0) {
+      if (std::chrono::steady_clock::now() > deadline_) unsupported("rendering for more than 2 s");
+      if (render_stopped()) throw TemplateError(TemplateError::Kind::kBusy, "the server is stopping");
+    }
     switch (n.type) {
       case NodeType::kText:
       case NodeType::kString: return Value::of(n.text);
@@ -632,6 +640,7 @@ class Interpreter {
 
   int calls_ = 0;
   long steps_ = 0;
+  const std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + kMaxRenderTime;
 };
 
 }  // namespace
@@ -647,7 +656,20 @@ std::string_view valid_utf8(std::string_view source) {
 
 Template::Template(std::string_view source) : program_(parse(tokenize(valid_utf8(source)))) {}
 
-std::string Template::render(const nlohmann::ordered_json& context) const {
+std::string Template::render(const nlohmann::ordered_json& context, RenderBudget* shared, size_t* built) const {
+  // What this rendering builds is charged to it (and to `shared`), from the variables on.
+  BuiltCharge charge;
+  charge.shared = shared;
+  struct Charging {
+    BuiltCharge& c;
+    size_t* built;
+    Charging(BuiltCharge& charge, size_t* built_bytes) : c(charge), built(built_bytes) { set_built_charge(&c); }
+    ~Charging() {
+      set_built_charge(nullptr);
+      if (c.shared) c.shared->give(c.taken);
+      if (built) *built = c.built;
+    }
+  } charging(charge, built);
   auto globals = std::make_shared<Environment>();
   install_globals(*globals);
   if (!context.is_object()) fail("the variables must be a JSON object");

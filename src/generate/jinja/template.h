@@ -13,7 +13,8 @@
 // function, tojson's sort_keys, which depends on the locale, a lone surrogate) is a TemplateError
 // of kind kUnsupported, never a different text. So is what would exhaust the stack, memory or
 // time: nesting past 200 (parsing) or 500 (the tree, values), macros calling each other past 100
-// deep, more than 2,000,000 evaluation steps, texts over 16 MiB (fuzz/fuzz_chat_template.cpp).
+// deep, more than 2,000,000 evaluation steps, texts over 16 MiB, more than 32 MiB built in all, more
+// than 2 s (fuzz/fuzz_chat_template.cpp).
 #pragma once
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 
 #include "generate/jinja/ast.h"
 #include "generate/jinja/error.h"
+#include "generate/jinja/render_budget.h"
 
 namespace potop::jinja {
 
@@ -32,8 +34,11 @@ class Template {
   explicit Template(std::string_view source);
   // Renders with `context`'s fields as the variables (messages, add_generation_prompt,
   // bos_token, ...). Throws TemplateError: kRaised for the template's raise_exception(message),
-  // kRuntime or kUnsupported for the rest.
-  std::string render(const nlohmann::ordered_json& context) const;
+  // kRuntime or kUnsupported for the rest (past kMaxBuilt, or rendering for more than 2 s),
+  // kBusy when the bytes of `shared` (a budget it shares with other renderings, whose turn the
+  // caller holds: render_budget.h) are taken, or it was stopped. `built`, when given,
+  // is set to the bytes it built (value.h), whether it rendered or threw.
+  std::string render(const nlohmann::ordered_json& context, RenderBudget* shared = nullptr, size_t* built = nullptr) const;
 
  private:
   std::vector<NodePtr> program_;

@@ -49,6 +49,7 @@ Value Value::floating(double n) {
   return v;
 }
 Value Value::of(std::string s) {
+  charge_built(s.size());
   Value v;
   v.type = Type::kString;
   v.string = std::move(s);
@@ -62,11 +63,31 @@ int nested(int below) {
 }
 
 thread_local std::vector<std::weak_ptr<Object>> namespaces;
+thread_local BuiltCharge* built_charge = nullptr;
 
 }  // namespace
 
 void check_text_size(size_t bytes) {
   if (bytes > kMaxText) unsupported("a text of more than 16 MiB");
+}
+
+void set_built_charge(BuiltCharge* charge) { built_charge = charge; }
+
+bool render_stopped() { return built_charge && built_charge->shared && built_charge->shared->stopped(); }
+
+void charge_built(size_t bytes) {
+  BuiltCharge* c = built_charge;
+  if (c == nullptr) return;
+  c->built += bytes;
+  if (c->built > kMaxBuilt) unsupported("a rendering that builds more than 32 MiB of text, lists and objects");
+  if (c->shared == nullptr || c->built <= c->taken) return;
+  // A MiB at a time (or what this needs), so that small values cost no shared atomic.
+  const size_t more = std::max<size_t>(c->built - c->taken, 1u << 20);
+  if (!c->shared->take(more))
+    throw TemplateError(TemplateError::Kind::kBusy,
+                        "the memory chat templates may use (" + std::to_string(c->shared->limit() >> 20) +
+                            " MiB, shared by every request rendering one) is taken; retry shortly");
+  c->taken += more;
 }
 
 void track_namespace(const std::shared_ptr<Object>& ns) { namespaces.push_back(ns); }
@@ -82,7 +103,9 @@ Value Value::of(Array a, Type type) {
   Value v;
   v.type = type;
   int below = 0;
-  for (const Value& item : a) below = std::max(below, item.depth);
+  size_t bytes = a.size() * sizeof(Value);  // the items were copied here, their texts with them
+  for (const Value& item : a) below = std::max(below, item.depth), bytes += item.string.size();
+  charge_built(bytes);
   v.depth = nested(below);
   v.array = std::make_shared<Array>(std::move(a));
   return v;
@@ -91,7 +114,9 @@ Value Value::of(Object o, Type type) {
   Value v;
   v.type = type;
   int below = 0;
-  for (const auto& [key, item] : o.entries()) below = std::max(below, item.depth);
+  size_t bytes = o.size() * sizeof(std::pair<std::string, Value>);
+  for (const auto& [key, item] : o.entries()) below = std::max(below, item.depth), bytes += key.size() + item.string.size();
+  charge_built(bytes);
   v.depth = nested(below);
   v.object = std::make_shared<Object>(std::move(o));
   if (type == Type::kNamespace) track_namespace(v.object);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+#include "generate/jinja/render_budget.h"
 
 namespace potop::jinja {
 
@@ -74,6 +75,23 @@ class Object {
 // most 16 MiB; past it the rendering stops (kUnsupported) rather than exhaust memory.
 inline constexpr size_t kMaxText = 16u << 20;
 void check_text_size(size_t bytes);
+
+// And in all, what it builds: the bytes of the texts, lists and objects it makes, at most 32 MiB
+// (a string doubled to 16 MiB takes 31 on the way; a large text appended to a list again and again, which
+// copies the list each time, takes its size each time). Charged by the Value::of that make them,
+// to the rendering running on this thread (Template::render), and to the budget it shares with
+// others' if it has one. A copy of a value is not counted: the steps and the time bound those.
+inline constexpr size_t kMaxBuilt = 32u << 20;
+void charge_built(size_t bytes);
+// The rendering charge_built charges on this thread: what it built, what it took from its shared
+// budget (none: nullptr). Template::render sets it for its rendering and gives back what it took.
+struct BuiltCharge {
+  size_t built = 0, taken = 0;
+  RenderBudget* shared = nullptr;
+};
+void set_built_charge(BuiltCharge* charge);
+// Whether the budget of the rendering on this thread was stopped (RenderBudget::stop).
+bool render_stopped();
 
 // Every namespace made while rendering, so that the end of a rendering can empty them: a
 // namespace is the one value a template can change, so the one that can hold itself

@@ -13,7 +13,7 @@
 
 #include "kernels/quant.h"
 
-namespace potop {
+namespace potop::test_quant_tails {  // its own: test_quant.cpp has a kIsas and an isa_name too
 namespace {
 
 constexpr QuantIsa kIsas[] = {QuantIsa::kScalar, QuantIsa::kAvx2, QuantIsa::kAvx512, QuantIsa::kAvx512Vnni};
@@ -103,4 +103,4 @@ TEST(QuantTailTest, EveryNumberOfLastBlocksIsBitIdenticalAndStaysInTheRow) {
 }
 
 }  // namespace
-}  // namespace potop
+}  // namespace potop::test_quant_tails
