@@ -177,11 +177,7 @@ int eval_masked_lm(const EvalArgs& a, LoadedModel& m) {
 // A translation model on a TSV of pairs: the loss of each reference target given its source,
 // per target token (</s> included), over every pair that fits the model's block size.
 int eval_pairs(const EvalArgs& a, const ModelKind& kind, const TranslationModel& m) {
-  if (m.pretrained_on_spans())  // no pairs to score, and no test.tsv
-    throw Error("-m " + a.model.model + ": a T5 pre-trained model (potop translate pretrain: text to masked spans), "
-                "not a translation model, so there are no sentence pairs to score; its held-out loss is in "
-                "metrics.jsonl (potop info, potop plot), or fine-tune it with potop translate train --init-from " +
-                a.model.model);
+  require_sentence_pairs(m, a.model.model);
   const std::string data = !a.data.empty() ? a.data : (fs::path(a.model.model) / "test.tsv").string();
   const bool source_first = source_is_first_column(m, a.columns, data);
   const PairFile file = read_pairs(data);

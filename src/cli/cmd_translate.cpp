@@ -177,6 +177,7 @@ Run add_translate(CLI::App& app) {
     }
     if (eval->parsed()) {
       TranslationModel m = load_model_with(eval_args->model, load_translation_model);
+      require_sentence_pairs(m, eval_args->model.model);
       const bool source_first = source_is_first_column(m, *eval_columns, *eval_data);
       const PairFile file = read_pairs(*eval_data);
       if (file.skipped > 0) std::fprintf(stderr, "note: %s\n", describe_skipped(*eval_data, file).c_str());

@@ -141,6 +141,8 @@ expect_error "translate train with a word tokenizer" 1 strict "--tokenizer words
 # eval of a pre-trained model: no pairs to score, said in one line.
 expect_error "eval of a T5 pre-trained model" 1 strict "-m pre: a T5 pre-trained model" "translate train --init-from pre" -- \
   eval -m pre
+expect_error "translate eval of a T5 pre-trained model" 1 strict "-m pre: a T5 pre-trained model" \
+  "translate train --init-from pre" -- translate eval -m pre --data pairs.tsv
 for d in bad7 bad8 bad9 bad10 bad11 bad12 bad13; do [ -e "$d" ] && fail "refused fine-tuning left $d behind"; done
 ok "refused fine-tuning runs wrote nothing"
 

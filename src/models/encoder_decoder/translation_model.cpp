@@ -30,6 +30,14 @@ TranslationModel as_translation_model(LoadedModel&& loaded) {
 
 bool TranslationModel::pretrained_on_spans() const { return source == kSpanSource && target == kSpanTarget; }
 
+void require_sentence_pairs(const TranslationModel& m, const std::string& model) {
+  if (m.pretrained_on_spans())  // no pairs to score, and no test.tsv
+    throw Error("-m " + model + ": a T5 pre-trained model (potop translate pretrain: text to masked spans), "
+                "not a translation model, so there are no sentence pairs to score; its held-out loss is in "
+                "metrics.jsonl (potop info, potop plot), or fine-tune it with potop translate train --init-from " +
+                model);
+}
+
 bool source_is_first_column(const TranslationModel& m, std::string columns, const std::string& data) {
   if (columns.empty()) columns = m.training.value("columns", std::string("en,pl"));
   const std::optional<PairColumns> pair = parse_pair_columns(columns);

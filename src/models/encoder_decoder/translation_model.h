@@ -39,6 +39,9 @@ inline constexpr const char* kSpanTarget = "spans";
 // `columns` ("en,pl"; empty: those of the data the model was trained on, its training "columns").
 // Columns that are not the model's two languages are an Error naming `data`.
 bool source_is_first_column(const TranslationModel& model, std::string columns, const std::string& data);
+// An Error, naming `model` (the -m given) and what to do instead, when it was pre-trained on
+// spans (T5's denoising) and so has no sentence pairs to score (potop eval, translate eval).
+void require_sentence_pairs(const TranslationModel& m, const std::string& model);
 
 // Loads a translation model directory (the checkpoint `which` names, as choose_checkpoint)
 // through the one loader of every kind (checkpoint/model_dir.h). A GPT's directory, or anything
