@@ -43,9 +43,9 @@ struct ConnectionLimits {
   size_t max_buffered_bytes = 64 << 20; // bytes of requests being read, all connections together
 };
 
-// Bytes a request's handler allocated and freed (a chat template's rendering): the loop adds them
-// to its own frees and hands memory back to the system (malloc_trim) once they pass 4 MiB, at
-// most once a second. Safe from any thread.
+// Bytes a request's handler allocated and freed (a chat template's rendering, a JSON answer): the
+// loop adds them to its own frees and hands memory back to the system (malloc_trim) once they pass
+// 4 MiB, at most once a second. Safe from any thread.
 void note_memory_freed(size_t bytes);
 
 class GuardedHttpServer : public httplib::Server {

@@ -1,6 +1,7 @@
 #include "serve/http_json.h"
 
 #include "serve/completion_request.h"
+#include "serve/guarded_http_server.h"
 
 namespace potop::serve {
 
@@ -8,7 +9,13 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void send_json(httplib::Response& res, const json& body) { res.set_content(dump(body), "application/json"); }
+void send_json(httplib::Response& res, const json& body) {
+  std::string text = dump(body);
+  // The body and the JSON it was made from (an attention map's is MiBs) are freed in this
+  // request thread's arena once sent: counted, so that the server hands such memory back.
+  note_memory_freed(text.size());
+  res.set_content(std::move(text), "application/json");
+}
 
 void send_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status;

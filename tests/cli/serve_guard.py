@@ -389,7 +389,7 @@ def attack(stop, results):
     # /v1/attention runs the model one request at a time: 50 at once from each of 4 addresses, again
     # and again, which once held every request thread waiting and queued /health behind them.
     attention_answers = []
-    flooders = [lambda a=f"127.0.0.{i}": bursts(a, "/v1/attention", {"text": "pan zagłoba " * 20}, 50, 0.5,
+    flooders = [lambda a=f"127.0.0.{i}": bursts(a, "/v1/attention", {"text": "pan zagłoba " * 20}, 50, 1.0,
                                                 attention_answers) for i in range(16, 20)]
 
     # 32 chats at once whose rendering, by the server's --chat-template (serve_guard.sh), builds a
@@ -399,7 +399,7 @@ def attack(stop, results):
 
     def hostile_chats():
         bursts("127.0.0.21", "/v1/chat/completions", {"messages": [{"role": "user", "content": "boom"}], "max_tokens": 1},
-               32, 0.2, template_answers)
+               32, 0.5, template_answers)
 
     # One address, no API key: 64 bodies (its connection cap) of just under the 1 MiB cap, sent all
     # but their last byte and held, each refilled when the server closes it. They once filled the whole pool of bytes
