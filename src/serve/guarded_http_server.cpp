@@ -583,7 +583,10 @@ std::atomic<size_t> freed_by_handlers{0};
 void note_memory_freed(size_t bytes) { freed_by_handlers += bytes; }
 
 void GuardedHttpServer::Loop::return_memory(Clock::time_point now) {
-  if (freed_since_trim_ + freed_by_handlers.load() < (4u << 20) || now - last_trim_ < std::chrono::seconds(1)) return;
+  // 4 MiB freed, or (once no request runs: a flood's last) 256 KiB: what a flood leaves behind is
+  // handed back within a second of its end, not only when the next flood frees more.
+  const size_t freed = freed_since_trim_ + freed_by_handlers.load();
+  if (freed < (busy_ == 0 ? (256u << 10) : (4u << 20)) || now - last_trim_ < std::chrono::seconds(1)) return;
   ::malloc_trim(0);
   freed_since_trim_ = 0;
   freed_by_handlers = 0;
