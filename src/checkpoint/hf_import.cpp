@@ -191,6 +191,7 @@ void write_imported_model(const fs::path& out, ImportedModel& m, const Tokenizer
   const std::string quantized = m.model->parameters().quantization();
   if (!quantized.empty()) extra["quantized"] = quantized;
   if (!chat_template.empty()) extra["chat_template"] = chat_template;
+  s.chat_template = chat_template;
   write_directory_atomic(out, [&](const fs::path& staging) {
     save_model_files(staging, s.kind->name, normalized, tokenizer, nlohmann::json::object(), extra);
     save_weights(staging / "latest.safetensors", m.model->parameters(), ModelHeader{s.kind->name, normalized, &tokenizer},

@@ -27,6 +27,7 @@ struct ImportSummary {
   size_t tensors = 0;        // in the files
   size_t parameters = 0;
   std::string tokenizer;     // "byte_bpe, 50257 tokens, from vocab.json and merges.txt"
+  std::string chat_template; // the Jinja source kept in config.json ("": none)
   std::vector<std::string> notes;
 };
 

@@ -9,6 +9,7 @@
 #include "checkpoint/hf_import.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "generate/jinja/template.h"
 
 namespace potop::cli {
 
@@ -25,6 +26,14 @@ int run_import(const ImportArgs& a) {
   const ImportSummary s = gguf ? import_gguf_file(a.src, a.out) : import_hf_dir(a.src, a.out);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& note : s.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  // Said now, not first when a server starts: the template is kept as the model gave it (a later
+  // potop may render it), but chats will use the plain one.
+  if (!s.chat_template.empty()) try {
+      const jinja::Template parsed(s.chat_template);
+    } catch (const jinja::TemplateError& e) {
+      std::fprintf(stderr, "note: the model's chat template is kept in config.json, but potop serve will not use it "
+                           "(%s): chats will use the plain template\n", e.what());
+    }
   std::fprintf(stderr, "import: %s (%s, %zu tensors, %s) -> %s: %s of %.1fM parameters; tokenizer %s; in %.1f s\n",
                a.src.c_str(), s.architecture.c_str(), s.tensors, s.dtypes.c_str(), a.out.c_str(), s.kind->noun.c_str(),
                static_cast<double>(s.parameters) / 1e6, s.tokenizer.c_str(), seconds);

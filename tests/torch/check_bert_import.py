@@ -285,6 +285,38 @@ def main():
         r = potop_run("info", "-m", os.path.join(d, "potop"))
         check(r.returncode == 0 and "positive, negative, neutral" in r.stdout,
               f"its classes are id2label's, in id order: {r.stdout.strip()[-200:]}")
+        # Every command info lists for the imported classifier runs on it.
+        r = potop_run("info", "-m", os.path.join(d, "potop"), "--json")
+        listed = json.loads(r.stdout)["commands"] if r.returncode == 0 else []
+        tsv = os.path.join(d, "eval.tsv")
+        with open(tsv, "w") as f:
+            f.write("".join(f"{l}\t{t}\n" for l, t in zip(labels, texts)))
+        how = {"info": ["info"],
+               "attention": ["attention", "-p", texts[0], "--out", os.path.join(d, "att.html")],
+               "classify eval": ["classify", "eval", "--data", tsv],
+               "classify predict": ["classify", "predict", "--input", tsv],
+               "classify attention": ["classify", "attention", texts[0]],
+               "quantize": ["quantize", "--type", "q8_0", "--out", os.path.join(d, "q8_0")]}
+        for command in listed:
+            if command == "serve":
+                server = subprocess.Popen([potop, "serve", "-m", os.path.join(d, "potop"), "--port", "0"],
+                                          stderr=subprocess.PIPE, text=True)
+                said = ""
+                for line in server.stderr:  # until it listens, or exits
+                    said += line
+                    if "listening on" in line:
+                        break
+                server.terminate()
+                server.wait(timeout=30)
+                check("listening on" in said, f"info lists serve, and serve takes the classifier: {said.strip()}")
+                continue
+            args = how.get(command)
+            r = potop_run(*args[:2 if command.startswith("classify") else 1], "-m", os.path.join(d, "potop"),
+                          *args[2 if command.startswith("classify") else 1:]) if args else None
+            check(r is not None and r.returncode == 0,
+                  f"info lists `potop {command}` for the imported classifier, and it runs: "
+                  f"{(r.stdout + r.stderr).strip()[-200:] if r else 'no case for it here'}")
+        check(len(listed) >= 5, f"info --json lists the classifier's commands: {listed}")
         d = os.path.join(root, "refuse-problem_type")
         write_dir(os.path.join(d, "hf"), dict(cfg, problem_type="regression"), state, "F32")
         r = potop_run("import", os.path.join(d, "hf"), "--out", os.path.join(d, "potop"))

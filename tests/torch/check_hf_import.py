@@ -608,6 +608,25 @@ def main():
             server.terminate()
             server.wait(timeout=30)
 
+        # A chat template over 1 MiB (a payload, not a template): import keeps it and says serve will
+        # not use it; serve names it at start-up and chats with the plain one.
+        oversized = os.path.join(root, "gpt2-ends", "hf-oversized-template")
+        shutil.copytree(os.path.join(root, "gpt2-ends", "hf"), oversized)
+        with open(os.path.join(oversized, "chat_template.jinja"), "w") as f:
+            f.write("{{ bos_token }}" + "x" * (2 << 20) + "{% for m in messages %}{{ m.content }}{% endfor %}")
+        out = os.path.join(root, "gpt2-ends", "potop-oversized-template")
+        r = subprocess.run([potop, "import", oversized, "--out", out], capture_output=True, text=True)
+        check(r.returncode == 0 and "more than 1 MiB" in r.stderr and "potop serve will not use it" in r.stderr,
+              f"import of a 2 MiB chat template says serve will not use it: {r.stderr.strip()[-300:]}")
+        if r.returncode == 0:
+            server, _, said = start_server(potop, out)
+            try:
+                check("chat template is not used" in said and "more than 1 MiB" in said,
+                      f"potop serve names the 2 MiB chat template at start-up: {said}")
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+
         # A GGUF import is an ordinary potop model too; a file potop cannot read is refused in one line.
         d = os.path.join(root, "gguf-llama-q4_0", "potop")
         r = subprocess.run([potop, "info", "-m", d], capture_output=True, text=True)

@@ -647,14 +647,20 @@ class Interpreter {
 
 namespace {
 
-std::string_view valid_utf8(std::string_view source) {
+// The largest chat templates models carry (tool-calling ones) are tens of kilobytes; a larger one
+// is a model file's payload, not a template, and would be kept in every server's memory whole.
+constexpr size_t kMaxSource = 1u << 20;
+
+std::string_view checked_source(std::string_view source) {
+  if (source.size() > kMaxSource)
+    unsupported("a template of " + std::to_string(source.size()) + " bytes (more than 1 MiB)");
   if (!utf8_valid(source)) syntax_error("not valid UTF-8");
   return source;
 }
 
 }  // namespace
 
-Template::Template(std::string_view source) : program_(parse(tokenize(valid_utf8(source)))) {}
+Template::Template(std::string_view source) : program_(parse(tokenize(checked_source(source)))) {}
 
 std::string Template::render(const nlohmann::ordered_json& context, RenderBudget* shared, size_t* built) const {
   // What this rendering builds is charged to it (and to `shared`), from the variables on.

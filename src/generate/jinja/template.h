@@ -11,10 +11,10 @@
 // The reference's quirks are kept on purpose: booleans print "true", tojson prints 1.0 as 1,
 // lengths are in UTF-16 code units. What the reference renders but potop cannot (printing a
 // function, tojson's sort_keys, which depends on the locale, a lone surrogate) is a TemplateError
-// of kind kUnsupported, never a different text. So is what would exhaust the stack, memory or
-// time: nesting past 200 (parsing) or 500 (the tree, values), macros calling each other past 100
-// deep, more than 2,000,000 evaluation steps, texts over 16 MiB, more than 32 MiB built in all, more
-// than 2 s (fuzz/fuzz_chat_template.cpp).
+// of kind kUnsupported, never a different text. So is a source over 1 MiB, and what would exhaust
+// the stack, memory or time: nesting past 200 (parsing) or 500 (the tree, values), macros calling
+// each other past 100 deep, more than 2,000,000 evaluation steps, texts over 16 MiB, more than
+// 32 MiB built in all, more than 2 s (fuzz/fuzz_chat_template.cpp).
 #pragma once
 #include <string>
 #include <string_view>

@@ -32,6 +32,19 @@ TemplateError render_error(const jinja::Template& t, jinja::RenderBudget* budget
   return TemplateError(TemplateError::Kind::kRuntime, "");
 }
 
+TEST(JinjaLimits, ASourceOverOneMiBIsUnsupported) {
+  // A model file's payload, not a template: refused before it is parsed (serve names it at start-up).
+  const std::string text(1u << 20, 'x');
+  EXPECT_EQ(jinja::Template(text).render(kNoVariables), text);
+  try {
+    const jinja::Template t(text + "x");
+    ADD_FAILURE() << "parsed";
+  } catch (const TemplateError& e) {
+    EXPECT_EQ(e.kind, TemplateError::Kind::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("more than 1 MiB"));
+  }
+}
+
 TEST(JinjaLimits, ARenderingBuildsAtMost32MiB) {
   // The text appended to a list again and again: each + copies the list, texts and all (40 times
   // would be 6.5 GB of copies and a list of 320 MiB).
