@@ -27,6 +27,7 @@ train() {  # train <dir> <potop args>...
   "$OLD" "$@" --out "$dir" >/dev/null 2>"$dir.log" || { cat "$dir.log" >&2; fail "training $dir"; finish; }
 }
 train gpt train --data text.txt "${TINY[@]}" --steps 30 --eval-interval 15
+train llama train --arch llama --data text.txt "${TINY[@]}" --n-kv-head 1 --steps 30 --eval-interval 15
 train bow bow train --data text.txt "${TINY_BOW[@]}" --steps 30 --eval-interval 15
 train mt translate train --data pairs.tsv "${TINY_TRANSLATE[@]}" --steps 30 --eval-interval 15
 text_bpe
@@ -43,8 +44,9 @@ same() {
   o=$(OUT=old "$OLD" "${@//@OUT@/old}" 2>&1; echo "exit $?") || true
   n=$(OUT=new "$NEW" "${@//@OUT@/new}" 2>&1; echo "exit $?") || true
   n=${n//new./old.}
+  n=${n//-new/-old}
   # Timings differ run to run.
-  local timings='s/[0-9.]+ s, [0-9]+ tokens\/s/TIME/; s/"seconds":[0-9.e+-]+/"seconds":TIME/; s/"tokens_per_s":[0-9.e+-]+/"tokens_per_s":TIME/'
+  local timings='s/[0-9.]+ s, [0-9]+ tokens\/s/TIME/g; s/[0-9.]+ tokens\/s/TIME/g; s/"([a-z_]*seconds|[a-z_]*tokens_per_s)":[0-9.e+-]+/"\1":TIME/g'
   o=$(sed -E "$timings" <<<"$o"); n=$(sed -E "$timings" <<<"$n")
   if [ "$o" = "$n" ]; then ok "$name ($(wc -c <<<"$o") bytes)"; else fail "$name: $(diff <(echo "$o") <(echo "$n") | head -5)"; fi
 }
@@ -53,13 +55,16 @@ same_file() {
   if cmp -s "$2" "$3"; then ok "$1 ($(wc -c <"$2") bytes)"; else fail "$1: $2 and $3 differ"; fi
 }
 
-for m in gpt bow mt bert cls; do
+for m in gpt llama bow mt bert cls; do
   info() { "$1" info -m "$m" --json | /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); [j.pop(k, None) for k in '$NEW_INFO_FIELDS'.split()]; print(json.dumps(j, sort_keys=True))"; }
   if [ "$(info "$OLD")" = "$(info "$NEW")" ]; then ok "$m: info --json"; else fail "$m: info --json differs"; fi
 done
 same "gpt: sample, greedy" sample -m gpt -p "pan " -n 40 --temperature 0
 same "gpt: sample, seeded" sample -m gpt -p "pan " -n 40 --seed 3 --num-samples 2 --json
+same "llama: sample, greedy" sample -m llama -p "pan " -n 40 --temperature 0
+same "llama: sample, seeded" sample -m llama -p "pan " -n 40 --seed 3 --num-samples 2 --json
 same "gpt: eval" eval -m gpt --data text.txt --json
+same "llama: eval" eval -m llama --data text.txt --json
 same "bow: eval" eval -m bow --data text.txt --json
 same "mt: eval" eval -m mt --json
 same "bert: eval" eval -m bert --data text.txt --json
@@ -70,7 +75,7 @@ same "mt: translate, greedy" translate -m mt --input sentences.txt
 same "mt: translate, beam" translate -m mt --input sentences.txt --beam 3
 same "bert: fill" bert fill -m bert -p "pan [MASK] ruszył"
 same "cls: predict" classify predict -m cls --input texts.txt --json
-for m in gpt bow mt bert cls; do
+for m in gpt llama bow mt bert cls; do
   same "$m: attention" attention -m "$m" -p "pan kmicic ruszył" --out "$m-@OUT@.html"
   same_file "$m: attention page" "$m-old.html" "$m-new.html"
 done
@@ -78,6 +83,12 @@ same "cls: classify attention" classify attention -m cls "dobry kmicic" --html c
 same_file "cls: classify attention page" cls-att-old.html cls-att-new.html
 same "gpt: export gguf" export -m gpt --format gguf --out gpt-@OUT@.gguf --type q8_0
 same_file "gpt: the GGUF file" gpt-old.gguf gpt-new.gguf
+same "llama: export gguf" export -m llama --format gguf --out llama-@OUT@.gguf --type f32
+same_file "llama: the GGUF file" llama-old.gguf llama-new.gguf
+for m in gpt llama; do
+  same "$m: export hf" export -m "$m" --format hf --out "$m-hf-@OUT@"
+  for f in "$m-hf-old"/*; do same_file "$m: the HF export's $(basename "$f")" "$f" "$m-hf-new/$(basename "$f")"; done
+done
 same "bow: export refused" export -m bow --format gguf --out bow.gguf
 
 # The answers of potop serve: every endpoint of the API, for each kind, from both binaries.
@@ -122,7 +133,7 @@ open(out, "w").write("\n".join(lines) + "\n")
 PY
   kill "$SERVER_PID" && wait "$SERVER_PID" || true
 }
-for m in gpt mt bert cls; do
+for m in gpt llama mt bert cls; do
   ask "$OLD" "$m" "$m-api-old.txt"
   ask "$NEW" "$m" "$m-api-new.txt"
   if cmp -s "$m-api-old.txt" "$m-api-new.txt"; then ok "$m: /v1 answers ($(wc -l <"$m-api-old.txt") requests)"

@@ -2,7 +2,7 @@
 # Shows that a refactor of the trainers changed no arithmetic: trains the same fixed-seed tiny runs
 # with two potop binaries and compares them bit for bit.
 #   scripts/check-same-weights.sh OLD_POTOP NEW_POTOP
-# Runs, for each trainer (potop train on characters, potop bow train, potop translate train, potop
+# Runs, for each trainer (potop train on characters, potop train --arch llama, potop bow train, potop translate train, potop
 # translate pretrain, potop bert pretrain, potop classify train: lib.sh's tiny_run): 24 steps at
 # --threads 1 and at --threads 2, and 12 steps resumed to 24 (--resume). For each run it
 # compares every tensor of latest.safetensors and resume.safetensors (the tensors' dtype, shape and
@@ -80,7 +80,7 @@ print(f"identical ({count} tensors, {len(ra)} metrics records)")
 PY
 }
 
-for trainer in gpt bow translate pretrain bert classify; do
+for trainer in gpt llama bow translate pretrain bert classify; do
   tiny_run "$trainer"
   for what in "threads=1 1 fresh" "threads=2 2 fresh" "resume 1 resume"; do
     read -r name n how <<<"$what"

@@ -5,12 +5,17 @@
 #include "core/error.h"
 #include "core/profile.h"
 #include "kernels/linear.h"
+#include "kernels/rope.h"
 
 namespace potop {
 
 AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const AttentionConfig& config)
     : c_(config), dropout_site_(b.claim_dropout_site()) {
   POTOP_CHECK(c_.n_head > 0 && c_.n_embd % c_.n_head == 0, "n_embd must be divisible by n_head");
+  POTOP_CHECK(c_.n_kv_head >= 0 && c_.n_head % kv_heads() == 0 && (!c_.cross || kv_heads() == c_.n_head),
+              "the query heads are groups of the key/value heads");
+  POTOP_CHECK(c_.rope_theta == 0.0f || (!c_.cross && head_size() % 2 == 0), "rotary heads are even");
+  if (c_.rope_theta != 0.0f) frequencies_ = rope_frequencies(head_size(), c_.rope_theta);
   const int64_t C = c_.n_embd;
   auto projection = [&](const std::string& name, int64_t out, double std, ParamId& w, ParamId& bias) {
     w = b.matrix(prefix + "." + name + ".weight", static_cast<int>(C), static_cast<int>(out), TensorInit::normal(std));
@@ -18,11 +23,11 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
   };
   if (c_.cross) {
     projection("q_attn", C, 0.02, q_w_, q_b_);
-    projection("c_attn", 2 * C, 0.02, kv_w_, kv_b_);
+    projection(c_.qkv_name, 2 * C, 0.02, kv_w_, kv_b_);
   } else {
-    projection("c_attn", 3 * C, 0.02, qkv_w_, qkv_b_);
+    projection(c_.qkv_name, width(), 0.02, qkv_w_, qkv_b_);
   }
-  projection("c_proj", C, c_.proj_std, proj_w_, proj_b_);
+  projection(c_.proj_name, C, c_.proj_std, proj_w_, proj_b_);
 
   ActivationPlan& a = b.acts;
   if (c_.cross) {
@@ -32,8 +37,8 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
     dkv_ = a.scratch("d kv", 2 * C, Rows::kMemory);
     memory_slot_ = b.claim_memory_slot();
   } else {
-    qkv_ = a.keep("qkv", 3 * C);
-    dqkv_ = a.scratch("d qkv", 3 * C);
+    qkv_ = a.keep("qkv", width());
+    dqkv_ = a.scratch("d qkv", width());
     if (c_.causal) cache_slot_ = b.claim_cache_slot();
   }
   stats_ = a.keep("attention statistics", 2 * int64_t{c_.n_head});  // (B, H, T, 2): 2H floats a row
@@ -42,9 +47,22 @@ AttentionLayer::AttentionLayer(LayerBuilder& b, const std::string& prefix, const
 }
 
 AttentionDims AttentionLayer::dims(const LayerPass& pass) const {
-  const int C = c_.n_embd, H = c_.n_head, D = C / H;
+  const int C = c_.n_embd, H = c_.n_head, D = C / H, W = width();
   if (c_.cross) return AttentionDims{pass.B, pass.T, pass.S, H, D, C, 2 * C, 2 * C};
-  return AttentionDims{pass.B, pass.T, pass.pos0 + pass.T, H, D, 3 * C, 3 * C, 3 * C};
+  AttentionDims d{pass.B, pass.T, pass.pos0 + pass.T, H, D, W, W, W};
+  d.Hkv = kv_heads();
+  return d;
+}
+
+void AttentionLayer::rotate(float* qkv, const LayerPass& pass, bool backward) const {
+  const int N = pass.rows();
+  thread_local std::vector<int> positions;
+  positions.resize(N);
+  for (int r = 0; r < N; ++r) positions[r] = pass.caches ? pass.caches[r]->length : pass.pos0 + r % pass.T;
+  // The H query heads and the H_kv key heads are the first H + H_kv heads of each row.
+  const int heads = c_.n_head + kv_heads();
+  if (backward) rope_backward(qkv, N, width(), heads, head_size(), positions.data(), frequencies_.data());
+  else rope_forward(qkv, N, width(), heads, head_size(), positions.data(), frequencies_.data());
 }
 
 AttentionMask AttentionLayer::mask(const LayerPass& pass) const {
@@ -76,25 +94,32 @@ void AttentionLayer::forward(float* out, const float* in, const LayerPass& pass,
     q = qb, k = kv, v = kv + C;
   } else {
     float* qkv = f.buffer(qkv_);
-    POTOP_PROFILED("qkv", linear(f, qkv, in, qkv_w_, qkv_b_, N, C, 3 * C));  // [Q K V] = in·W + b
-    q = qkv, k = qkv + C, v = qkv + 2 * C;
+    POTOP_PROFILED("qkv", linear(f, qkv, in, qkv_w_, qkv_b_, N, C, width()));  // [Q K V] = in·W + b
+    if (!frequencies_.empty()) POTOP_PROFILED("rope", rotate(qkv, pass, false));  // Q, K ← RoPE(Q, K)
+    q = qkv, k = qkv + C, v = k + kv_heads() * head_size();
   }
   float* y = f.buffer(y_);
-  const int H = c_.n_head, D = C / H;
+  const int H = c_.n_head, D = C / H, W = width();
+  // Generation: this pass's keys and values (H_kv heads) go into the cache, and the queries
+  // attend over everything cached.
+  auto cached = [&](int Tq, int Tk) {
+    AttentionDims d{1, Tq, Tk, H, D, W};
+    d.Hkv = kv_heads();
+    return d;
+  };
   if (pass.cache && !c_.cross) {  // append this pass's keys and values, then attend over all of them
     POTOP_CHECK(cache_slot_ >= 0 && pass.B == 1, "a KV cache is for batch-1 causal self-attention");
     KVCache& cache = *pass.cache;
-    for (int t = 0; t < pass.T; ++t) cache.store(cache_slot_, pass.pos0 + t, k + size_t(t) * 3 * C, v + size_t(t) * 3 * C);
-    POTOP_PROFILED("attention", cache.attend(cache_slot_, y, f.buffer(stats_), q,
-                                             AttentionDims{1, pass.T, pass.pos0 + pass.T, H, D, 3 * C}));
+    for (int t = 0; t < pass.T; ++t) cache.store(cache_slot_, pass.pos0 + t, k + size_t(t) * W, v + size_t(t) * W);
+    POTOP_PROFILED("attention", cache.attend(cache_slot_, y, f.buffer(stats_), q, cached(pass.T, pass.pos0 + pass.T)));
   } else if (pass.caches && !c_.cross) {  // batched decoding: every row attends over its own sequence's cache
     POTOP_CHECK(cache_slot_ >= 0 && pass.T == 1 && pass.dropout == 0.0f, "batched decoding is for causal self-attention");
     for (int b = 0; b < pass.B; ++b) {
       KVCache& cache = *pass.caches[b];
-      const size_t row = size_t(b) * 3 * C;
+      const size_t row = size_t(b) * W;
       cache.store(cache_slot_, cache.length, k + row, v + row);
       cache.attend(cache_slot_, y + size_t(b) * C, f.buffer(stats_) + size_t(b) * 2 * H, q + row,
-                   AttentionDims{1, 1, cache.length + 1, H, D, 3 * C});
+                   cached(1, cache.length + 1));
     }
   } else {
     POTOP_PROFILED("attention", attention_forward(y, f.buffer(stats_), nullptr, q, k, v, dims(pass), mask(pass),
@@ -129,13 +154,15 @@ void AttentionLayer::backward(float* din, const float* dout, const float* in, Gr
   } else {
     const float* qkv = f.buffer(qkv_);
     float* dqkv = f.buffer(dqkv_);
-    // y = softmax(qkᵀ/√d)·v
-    POTOP_PROFILED("attention", attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dy, f.buffer(stats_), qkv,
-                                                   qkv + C, qkv + 2 * C, d, mask(pass), pass.dropout,
+    const int v_col = C + kv_heads() * head_size();
+    // y = softmax(qkᵀ/√d)·v: a shared key/value head sums its query heads' gradients
+    POTOP_PROFILED("attention", attention_backward(dqkv, dqkv + C, dqkv + v_col, dy, f.buffer(stats_), qkv,
+                                                   qkv + C, qkv + v_col, d, mask(pass), pass.dropout,
                                                    pass.site_seed(dropout_site_), kSet));
+    if (!frequencies_.empty()) POTOP_PROFILED("rope", rotate(dqkv, pass, true));  // Q, K ← RoPE(Q, K)
     // [Q K V] = in·W + b
     POTOP_PROFILED("qkv", linear_backward(din, f.grad(qkv_w_), f.grad(qkv_b_), dqkv, in, f.value(qkv_w_), N, C,
-                                          3 * C, WeightLayout::kInOut, store));
+                                          width(), WeightLayout::kInOut, store));
   }
 }
 
@@ -148,7 +175,7 @@ void AttentionLayer::project_memory(MemoryKV& m, const float* memory, const Fram
 
 void AttentionLayer::probabilities(float* att, std::vector<float>& scratch, const LayerPass& pass,
                                    const Frame& f) const {
-  POTOP_CHECK(!pass.cache, "attention probabilities are recomputed from a pass without a KV cache");
+  POTOP_CHECK(!pass.cache && !pass.caches, "attention probabilities are recomputed from a pass without a KV cache");
   const AttentionDims d = dims(pass);
   const int C = c_.n_embd;
   const size_t out_floats = size_t(pass.rows()) * C;
@@ -157,7 +184,7 @@ void AttentionLayer::probabilities(float* att, std::vector<float>& scratch, cons
   if (c_.cross) {
     q = f.buffer(q_), k = f.buffer(kv_), v = k + C;
   } else {
-    q = f.buffer(qkv_), k = q + C, v = q + 2 * C;
+    q = f.buffer(qkv_), k = q + C, v = k + kv_heads() * head_size();
   }
   attention_forward(scratch.data(), scratch.data() + out_floats, att, q, k, v, d, mask(pass));
 }

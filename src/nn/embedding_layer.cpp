@@ -10,7 +10,8 @@ namespace potop {
 EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, int vocab_size, int block_size,
                                int n_embd, PositionEncoding positions, const EmbeddingExtras& extras)
     : C_(n_embd), block_size_(block_size) {
-  wte_ = b.param(prefix + "wte.weight", {vocab_size, n_embd}, TensorInit::normal(0.02), true);
+  const std::string name = extras.token_name.empty() ? prefix + "wte.weight" : extras.token_name;
+  wte_ = b.param(name, {vocab_size, n_embd}, TensorInit::normal(0.02), true);
   declare_rest(b, prefix, block_size, n_embd, positions, extras);
 }
 
@@ -22,8 +23,10 @@ EmbeddingLayer::EmbeddingLayer(LayerBuilder& b, const std::string& prefix, Param
 
 void EmbeddingLayer::declare_rest(LayerBuilder& b, const std::string& prefix, int block_size, int n_embd,
                                   PositionEncoding positions, const EmbeddingExtras& extras) {
+  positions_ = positions;
   if (positions == PositionEncoding::kLearned) {
-    wpe_ = b.param(prefix + "wpe.weight", {block_size, n_embd}, TensorInit::normal(0.02), true);
+    const std::string name = extras.position_name.empty() ? prefix + "wpe.weight" : extras.position_name;
+    wpe_ = b.param(name, {block_size, n_embd}, TensorInit::normal(0.02), true);
   }
   if (extras.token_types > 0)
     wtt_ = b.param(prefix + "wtt.weight", {extras.token_types, n_embd}, TensorInit::normal(0.02), true);
@@ -35,7 +38,7 @@ void EmbeddingLayer::declare_rest(LayerBuilder& b, const std::string& prefix, in
     rstd_ = b.acts.keep("embedding layernorm statistics", 1);
     d_sum_ = b.acts.scratch("d embedding sum", n_embd);
   }
-  dropout_site_ = b.claim_dropout_site();
+  if (extras.dropout) dropout_site_ = b.claim_dropout_site();
   out_ = b.acts.keep("embedding", n_embd);
 }
 
@@ -47,10 +50,19 @@ const float* EmbeddingLayer::sinusoid() const {
   return sinusoid_.data();
 }
 
+const float* EmbeddingLayer::positions(const Frame& f) const {
+  switch (positions_) {
+    case PositionEncoding::kLearned: return f.value(wpe_);
+    case PositionEncoding::kSinusoidal: return sinusoid();
+    case PositionEncoding::kRotary: return nullptr;
+  }
+  return nullptr;
+}
+
 const float* EmbeddingLayer::forward(const int* tokens, const LayerPass& pass, const Frame& f) const {
   float* out = f.buffer(out_);
   float* sum = ln_ ? f.buffer(sum_) : out;
-  const float* positions = wpe_ != kNoParam ? f.value(wpe_) : sinusoid();
+  const float* positions = this->positions(f);
   const int N = pass.rows();
   const size_t n = static_cast<size_t>(N) * C_;
   if (pass.caches) {  // independent rows, each at its own position
@@ -69,7 +81,8 @@ const float* EmbeddingLayer::forward(const int* tokens, const LayerPass& pass, c
   if (ln_)  // LN_e(x)
     POTOP_PROFILED("layernorm", layernorm_forward(out, f.buffer(mean_), f.buffer(rstd_), sum, f.value(ln_->weight),
                                                   f.value(ln_->bias), N, C_, eps_));
-  POTOP_PROFILED("dropout", dropout_forward(out, out, pass.dropout, pass.site_seed(dropout_site_), n));
+  if (dropout_site_ >= 0)
+    POTOP_PROFILED("dropout", dropout_forward(out, out, pass.dropout, pass.site_seed(dropout_site_), n));
   return out;
 }
 
@@ -77,7 +90,8 @@ void EmbeddingLayer::backward(const float* dout, float* scratch, const int* toke
                               const Frame& f) const {
   // x = dropout(LN_e(scale·wte[tok] + wpe[t] + wtt[0])), LN_e and wtt where the model has them
   const int N = pass.rows();
-  const float* d = dropout_grad(scratch, dout, pass, dropout_site_, static_cast<size_t>(N) * C_);
+  const float* d = dropout_site_ >= 0 ? dropout_grad(scratch, dout, pass, dropout_site_, static_cast<size_t>(N) * C_)
+                                      : dout;
   if (ln_) {
     float* d_sum = f.buffer(d_sum_);
     POTOP_PROFILED("layernorm", layernorm_backward(d_sum, f.grad(ln_->weight), f.grad(ln_->bias), d, f.buffer(sum_),

@@ -1,6 +1,7 @@
 // The input of a Transformer: out (N, C) = dropout(scale · wte[token] + position), where position
-// is a learned table wpe (GPT-2) or the paper's fixed sinusoids, and scale is 1 (GPT-2) or √C (the
-// paper, whose table is shared with the output projection). Parameters: wte.weight (V, C), or a
+// is a learned table wpe (GPT-2), the paper's fixed sinusoids, or nothing (rotary positions are
+// the attention's: a Llama's), and scale is 1 (GPT-2) or √C (the paper, whose table is shared with
+// the output projection). Parameters: wte.weight (V, C), or a
 // table another layer declared (an encoder-decoder's source and target sides share one), and
 // wpe.weight (block_size, C) when learned. BERT's embeddings add two things (EmbeddingExtras): a
 // segment table wtt.weight (token_types, C), whose row 0 is added at every position (potop's
@@ -25,6 +26,9 @@ struct EmbeddingExtras {
   bool norm = false;    // LN_e after the sum
   float eps = kLayerNormEps;
   bool bias = true;  // LN_e's
+  bool dropout = true;  // on the output (a Llama has none there)
+  // The tables' names (empty: <prefix>wte.weight, <prefix>wpe.weight).
+  std::string token_name, position_name;
 };
 
 class EmbeddingLayer {
@@ -44,11 +48,13 @@ class EmbeddingLayer {
 
  private:
   const float* sinusoid() const;
+  const float* positions(const Frame& f) const;  // (block_size, C), or null
 
   void declare_rest(LayerBuilder& b, const std::string& prefix, int block_size, int n_embd,
                     PositionEncoding positions, const EmbeddingExtras& extras);
 
   int C_, block_size_;
+  PositionEncoding positions_ = PositionEncoding::kLearned;
   float scale_ = 1.0f;
   ParamId wte_, wpe_ = kNoParam, wtt_ = kNoParam;
   std::unique_ptr<LayerNormParams> ln_;  // LN_e, when extras.norm
@@ -57,7 +63,7 @@ class EmbeddingLayer {
   // planning a model's memory allocates nothing.
   mutable std::once_flag sinusoid_once_;
   mutable std::vector<float> sinusoid_;
-  int dropout_site_;
+  int dropout_site_ = -1;  // none: no dropout
   BufferId out_;
   BufferId sum_, mean_, rstd_, d_sum_;  // LN_e's input, statistics and input gradient
 };

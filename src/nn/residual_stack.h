@@ -1,14 +1,17 @@
-// Sub-layers wrapped in residual connections and LayerNorm — "Add & Norm" — the body of every
-// Transformer: a GPT's blocks, an encoder's, a decoder's. The placement of the norm is a choice:
+// Sub-layers wrapped in residual connections and a norm — "Add & Norm" — the body of every
+// Transformer: a GPT's or a Llama's blocks, an encoder's, a decoder's. The placement of the norm
+// is a choice:
 //
 //   post-LN (the paper):  x ← LN(x + dropout(f(x)))                    for each sub-layer f
 //   pre-LN  (GPT-2):      x ← x + dropout(f(LN(x))) for each f, then the output LN_final(x)
 //
-// Each sub-layer comes with its own LayerNorm (GPT-2 names: ln_1 before attention, ln_2 before
-// the MLP); pre-LN adds the final one (ln_f). In pre-LN the add that ends sub-layer k and the
-// LayerNorm that starts sub-layer k + 1 read the same rows, so they run as one fused kernel.
+// and so is the norm: LayerNorm (kernels/layernorm.h), or RMSNorm (kernels/rmsnorm.h: a gain
+// alone, no mean, no bias; Llama's, pre-LN only). Each sub-layer comes with its own norm (GPT-2
+// names: ln_1 before attention, ln_2 before the MLP); pre-LN adds the final one (ln_f). In pre-LN
+// the add that ends sub-layer k and the norm that starts sub-layer k + 1 read the same rows, so
+// they run as one fused kernel.
 //
-// Kept per sub-layer k: the sum x_k + o_k, the LayerNorm's output and its mean and 1/std.
+// Kept per sub-layer k: the sum x_k + o_k, the norm's output and its 1/std (and LayerNorm's mean).
 // Backward scratch: two (N, C) gradients of the residual stream, shared with every other stack.
 #pragma once
 #include <memory>
@@ -21,7 +24,7 @@
 
 namespace potop {
 
-// A LayerNorm's gain (init 1) and bias (init 0, absent without biases), neither decayed.
+// A norm's gain (init 1) and bias (init 0, absent without biases: always for RMSNorm), neither decayed.
 struct LayerNormParams {
   LayerNormParams(LayerBuilder& b, const std::string& prefix, int n_embd, bool with_bias);
   ParamId weight = kNoParam, bias = kNoParam;
@@ -29,8 +32,9 @@ struct LayerNormParams {
 
 class ResidualStack {
  public:
-  // eps: the LayerNorms' (kernels/layernorm.h; BERT's is 1e-12).
-  ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd, float eps = kLayerNormEps);
+  // eps: the norms' (kernels/layernorm.h; BERT's is 1e-12).
+  ResidualStack(LayerBuilder& b, NormPlacement norm, int n_embd, float eps = kLayerNormEps,
+                NormKind kind = NormKind::kLayerNorm);
 
   // Appends a sub-layer with its LayerNorm, which the caller declared first (checkpoint order:
   // the norm's tensors, then the sub-layer's).
@@ -59,7 +63,7 @@ class ResidualStack {
  private:
   struct Norm {
     LayerNormParams params;
-    BufferId out, mean, rstd;
+    BufferId out, mean, rstd;  // mean: LayerNorm's
   };
   struct Entry {
     Norm norm;
@@ -70,8 +74,14 @@ class ResidualStack {
   Norm plan_norm(LayerBuilder& b, const LayerNormParams& params);
   // The residual stream before sub-layer k (the stack's input for k = 0).
   const float* stream_before(int k, const float* x, const Frame& f) const;
+  // The norm m of x (N rows) into its buffers; of the sum a + b, kept in sum; its backward.
+  void norm_forward(const Norm& m, const float* x, int N, const Frame& f) const;
+  void residual_norm_forward(float* sum, const Norm& m, const float* a, const float* b, int N, const Frame& f) const;
+  void norm_backward(float* dinp, const float* dout, const float* inp, const Norm& m, int N, GradStore store,
+                     const Frame& f) const;
 
   NormPlacement placement_;
+  NormKind kind_;
   int n_embd_;
   float eps_;
   std::vector<Entry> layers_;

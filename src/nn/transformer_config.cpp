@@ -83,9 +83,22 @@ std::string describe_shape(const TransformerConfig& c) {
 
 std::string to_string(NormPlacement v) { return v == NormPlacement::kPre ? "pre" : "post"; }
 std::string to_string(Activation v) {
-  return v == Activation::kGelu ? "gelu" : v == Activation::kRelu ? "relu" : "gelu-erf";
+  switch (v) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kRelu: return "relu";
+    case Activation::kGeluErf: return "gelu-erf";
+    case Activation::kSwiGlu: return "swiglu";
+  }
+  return "?";
 }
-std::string to_string(PositionEncoding v) { return v == PositionEncoding::kLearned ? "learned" : "sinusoidal"; }
+std::string to_string(PositionEncoding v) {
+  switch (v) {
+    case PositionEncoding::kLearned: return "learned";
+    case PositionEncoding::kSinusoidal: return "sinusoidal";
+    case PositionEncoding::kRotary: return "rotary";
+  }
+  return "?";
+}
 
 nlohmann::json to_json(const TransformerConfig& config) {
   TransformerConfig copy = config;

@@ -12,9 +12,12 @@
 namespace potop {
 
 enum class NormPlacement { kPre, kPost };               // GPT-2 pre-LN, or "Add & Norm" post-LN
-// Feed-forward non-linearity: GELU's tanh form (GPT-2's), ReLU, or the exact GELU with erf (BERT's).
-enum class Activation { kGelu, kRelu, kGeluErf };
-enum class PositionEncoding { kLearned, kSinusoidal };  // wpe table, or the fixed sin/cos table
+enum class NormKind { kLayerNorm, kRms };               // LayerNorm, or RMSNorm (Llama's)
+// Feed-forward non-linearity: GELU's tanh form (GPT-2's), ReLU, the exact GELU with erf (BERT's),
+// or SwiGLU, a gated unit (Llama's: nn/mlp_layer.h).
+enum class Activation { kGelu, kRelu, kGeluErf, kSwiGlu };
+// A wpe table, the fixed sin/cos table, or none at the input: Q and K rotated (RoPE, Llama's).
+enum class PositionEncoding { kLearned, kSinusoidal, kRotary };
 
 struct TransformerConfig {
   int vocab_size = 0;

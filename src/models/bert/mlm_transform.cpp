@@ -1,9 +1,9 @@
 #include "models/bert/mlm_transform.h"
 
 #include "core/profile.h"
-#include "kernels/activation.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "nn/mlp_layer.h"
 
 namespace potop {
 
@@ -23,11 +23,7 @@ const float* MlmTransform::forward(const float* m, const LayerPass& pass, const 
   const int M = pass.rows();
   float *pre = f.buffer(pre_), *act = f.buffer(act_), *out = f.buffer(out_);
   linear(f, pre, m, w_, kNoParam, M, C_, C_);  // pre = m·W (+ b next)
-  switch (activation_) {                       // act = f(pre + b)
-    case Activation::kGelu: bias_gelu_forward(act, pre, f.value(b_), M, C_); break;
-    case Activation::kGeluErf: bias_gelu_erf_forward(act, pre, f.value(b_), M, C_); break;
-    case Activation::kRelu: bias_relu_forward(act, pre, f.value(b_), M, C_); break;
-  }
+  bias_activation_forward(activation_, act, pre, f.value(b_), M, C_);  // act = f(pre + b)
   layernorm_forward(out, f.buffer(mean_), f.buffer(rstd_), act, f.value(ln_.weight), f.value(ln_.bias), M, C_, eps_);
   return out;
 }
@@ -40,11 +36,7 @@ void MlmTransform::backward(float* dm, const float* dt, const float* m, const La
                      f.buffer(mean_), f.buffer(rstd_), M, C_, GradStore::kOverwrite);
   // act = f(pre + b): d pre in place, and d b
   const float* pre = f.buffer(pre_);
-  switch (activation_) {
-    case Activation::kGelu: bias_gelu_backward(d, f.grad(b_), d, pre, M, C_, GradStore::kOverwrite); break;
-    case Activation::kGeluErf: bias_gelu_erf_backward(d, f.grad(b_), d, pre, M, C_, GradStore::kOverwrite); break;
-    case Activation::kRelu: bias_relu_backward(d, f.grad(b_), d, pre, M, C_, GradStore::kOverwrite); break;
-  }
+  bias_activation_backward(activation_, d, f.grad(b_), pre, M, C_);
   // pre = m·W
   linear_backward(dm, f.grad(w_), nullptr, d, m, f.value(w_), M, C_, C_, WeightLayout::kInOut, GradStore::kOverwrite);
 }

@@ -35,6 +35,33 @@ std::vector<Field> llama_fields(LlamaConfig& c) {
   };
 }
 
+BodyConfig llama_body(const LlamaConfig& c) {
+  c.validate("llama config");
+  BodyConfig b;
+  b.vocab_size = c.vocab_size, b.block_size = c.block_size, b.n_layer = c.n_layer, b.n_head = c.n_head;
+  b.n_kv_head = c.n_kv_head, b.n_embd = c.n_embd, b.ffn_hidden = c.ffn_hidden;
+  b.norm_kind = NormKind::kRms, b.norm = NormPlacement::kPre, b.norm_eps = c.norm_eps;
+  b.activation = Activation::kSwiGlu;
+  b.positions = PositionEncoding::kRotary, b.rope_theta = c.rope_theta;
+  b.bias = false;
+  b.dropout = c.dropout, b.embedding_dropout = false;
+  b.tie_embeddings = c.tie_embeddings;
+  b.names = BodyNames{.token_table = "model.embed_tokens.weight",
+                      .position_table = "",
+                      .block = "model.layers.",
+                      .attention_norm = "input_layernorm",
+                      .attention = "self_attn",
+                      .qkv = "qkv_proj",
+                      .attention_out = "o_proj",
+                      .mlp_norm = "post_attention_layernorm",
+                      .mlp = "mlp",
+                      .mlp_in = "gate_up_proj",
+                      .mlp_out = "down_proj",
+                      .final_norm = "model.norm",
+                      .lm_head = "lm_head.weight"};
+  return b;
+}
+
 int default_ffn_hidden(int n_embd) { return (8 * n_embd / 3 + 31) / 32 * 32; }
 
 LlamaConfig LlamaConfig::resolved() const {

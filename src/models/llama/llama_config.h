@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/fields.h"
+#include "nn/body_config.h"
 
 namespace potop {
 
@@ -34,6 +35,10 @@ struct LlamaConfig {
 // SwiGLU's hidden size for width C at the same parameter count as a 4C GELU MLP: 8/3 · C,
 // rounded up to a multiple of 32.
 int default_ffn_hidden(int n_embd);
+
+// The decoder's switches and Hugging Face Llama's names for a config, validated (throws an Error
+// naming the field).
+BodyConfig llama_body(const LlamaConfig& config);
 
 // Every field but vocab_size, in the order of `potop train --help`. The fields marked `shape`
 // fix the tensors' names and sizes.

@@ -16,7 +16,7 @@
 #include "tokenizer/byte_level.h"
 #include "kernels/quant.h"
 #include "models/llama/llama_gguf.h"
-#include "models/llama/rope.h"
+#include "kernels/rope.h"
 #include "support/testing.h"
 #include "tokenizer/char_tokenizer.h"
 

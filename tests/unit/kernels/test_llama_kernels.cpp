@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "models/llama/rmsnorm.h"
-#include "models/llama/rope.h"
-#include "models/llama/swiglu.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/swiglu.h"
 #include "support/testing.h"
 #include "unit/kernels/kernel_testing.h"
 

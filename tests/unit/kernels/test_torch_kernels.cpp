@@ -28,9 +28,9 @@
 #include "kernels/optimizer.h"
 #include "kernels/residual.h"
 #include "kernels/softmax.h"
-#include "models/llama/rmsnorm.h"
-#include "models/llama/rope.h"
-#include "models/llama/swiglu.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/swiglu.h"
 #include "support/testing.h"
 #include "support/torch_oracle.h"
 

@@ -1,4 +1,4 @@
-#include "models/llama/rmsnorm.h"
+#include "kernels/rmsnorm.h"
 
 #include <cmath>
 #include <cstddef>

@@ -1,6 +1,6 @@
 // σ(g) = 1 / (1 + e^(-g)) through exp_vec (kernels/vec_math.h), so the loops vectorise.
 #pragma GCC optimize("no-trapping-math")  // see vec_math.h
-#include "models/llama/swiglu.h"
+#include "kernels/swiglu.h"
 
 #include <cstddef>
 

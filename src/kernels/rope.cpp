@@ -1,4 +1,4 @@
-#include "models/llama/rope.h"
+#include "kernels/rope.h"
 
 #include <cmath>
 #include <cstddef>
