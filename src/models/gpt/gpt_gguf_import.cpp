@@ -4,7 +4,7 @@
 
 #include "kernels/layernorm.h"
 #include "models/gpt/gpt.h"
-#include "models/gpt/gpt_gguf.h"
+#include "models/gpt/gpt_tensors.h"
 
 namespace potop {
 
@@ -34,28 +34,8 @@ ImportedModel import_gpt2_gguf(const ImportRequest& r) {
   GPTConfig c = gpt2_gguf_config(f);
   c.vocab_size = r.tokenizer.size();
   c.validate(f.file());
-  auto gpt = std::make_unique<GPT>(c);
-  ParameterFiller fill(gpt->parameters(), r.tensors);
-  fill.same("wte.weight", "token_embd.weight");
-  fill.same("wpe.weight", "position_embd.weight");
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".", blk = "blk." + std::to_string(l) + ".";
-    for (const Gpt2GgufPart& part : kGpt2GgufBlock) {
-      const std::string from = blk + part.gguf, to = h + part.potop;
-      if (part.linear) fill.linear(to + ".weight", from + ".weight");
-      else fill.same(to + ".weight", from + ".weight");
-      fill.same(to + ".bias", from + ".bias");
-    }
-  }
-  fill.same("ln_f.weight", "output_norm.weight");
-  fill.same("ln_f.bias", "output_norm.bias");
-  if (r.tensors.has("output.weight")) fill.equal("wte.weight", "output.weight");
-  fill.finish("llama.cpp's gpt2");
-  ImportedModel out;
-  out.notes = fill.notes();
-  out.config = to_json(c);
-  out.model = std::move(gpt);
-  return out;
+  return imported_decoder(std::make_unique<GPT>(c), to_json(c), gpt2_tensor_table(), ForeignFormat::kGguf, r.tensors,
+                          "llama.cpp's gpt2");
 }
 
 }  // namespace potop

@@ -8,8 +8,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "export/hf_files.h"
-#include "kernels/embedding.h"
-#include "kernels/layernorm.h"
+#include "models/gpt/gpt_tensors.h"
 
 namespace potop {
 
@@ -23,35 +22,6 @@ struct HfSource {
 };
 
 using ojson = nlohmann::ordered_json;
-
-class TensorCollector {
- public:
-  explicit TensorCollector(const ParameterSet& params) : params_(params) {}
-
-  // potop's tensor `name` as `hf_name`; its shape must be `shape` (GPT-2's).
-  void add(const std::string& hf_name, const std::string& name, const Shape& shape) {
-    const TensorSpec* spec = params_.layout().find(name);
-    if (!spec) throw Error("model: tensor " + name + " is missing, so the model cannot be written as GPT-2's " + hf_name);
-    if (spec->shape != shape)
-      throw Error("model: tensor " + name + " is " + shape_string(spec->shape) + ", GPT-2's " + hf_name + " is " +
-                  shape_string(shape));
-    const auto id = static_cast<ParamId>(spec - params_.layout().specs().data());
-    tensors_.push_back({hf_name, shape, params_.dense_values(id)});
-  }
-  // A bias: potop's when the model has biases, else zeros (the same function: x·W + 0 = x·W).
-  void add_bias(const std::string& hf_name, const std::string& name, int64_t size, bool has_bias) {
-    if (has_bias) add(hf_name, name, {size});
-    else tensors_.push_back({hf_name, {size}, std::vector<float>(static_cast<size_t>(size), 0.0f)});
-  }
-  void add_values(const std::string& hf_name, const Shape& shape, std::vector<float> values) {
-    tensors_.push_back({hf_name, shape, std::move(values)});
-  }
-  const std::vector<HfTensor>& tensors() const { return tensors_; }
-
- private:
-  const ParameterSet& params_;
-  std::vector<HfTensor> tensors_;
-};
 
 // Refuses, in one line naming the field, what a GPT2LMHeadModel cannot compute.
 void check_maps(const GPTConfig& c, const Tokenizer& tokenizer) {
@@ -70,38 +40,6 @@ void check_maps(const GPTConfig& c, const Tokenizer& tokenizer) {
   if (tokenizer.size() != c.vocab_size)
     throw Error("vocab_size: the model has " + std::to_string(c.vocab_size) + " tokens, its tokenizer " +
                 std::to_string(tokenizer.size()));
-}
-
-std::vector<HfTensor> gpt2_tensors(const HfSource& m) {
-  const GPTConfig& c = m.config;
-  const int64_t C = c.n_embd, V = c.vocab_size, T = c.block_size;
-  TensorCollector out(m.model->parameters());
-  out.add("transformer.wte.weight", "wte.weight", {V, C});
-  if (c.positions == PositionEncoding::kLearned) {
-    out.add("transformer.wpe.weight", "wpe.weight", {T, C});
-  } else {  // the fixed table potop adds, from the function its embedding layer calls
-    std::vector<float> table(static_cast<size_t>(T * C));
-    sinusoidal_positions(table.data(), c.block_size, c.n_embd);
-    out.add_values("transformer.wpe.weight", {T, C}, std::move(table));
-  }
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".", hf = "transformer." + p;
-    out.add(hf + "ln_1.weight", p + "ln_1.weight", {C});
-    out.add_bias(hf + "ln_1.bias", p + "ln_1.bias", C, c.bias);
-    out.add(hf + "attn.c_attn.weight", p + "attn.c_attn.weight", {C, 3 * C});
-    out.add_bias(hf + "attn.c_attn.bias", p + "attn.c_attn.bias", 3 * C, c.bias);
-    out.add(hf + "attn.c_proj.weight", p + "attn.c_proj.weight", {C, C});
-    out.add_bias(hf + "attn.c_proj.bias", p + "attn.c_proj.bias", C, c.bias);
-    out.add(hf + "ln_2.weight", p + "ln_2.weight", {C});
-    out.add_bias(hf + "ln_2.bias", p + "ln_2.bias", C, c.bias);
-    out.add(hf + "mlp.c_fc.weight", p + "mlp.c_fc.weight", {C, 4 * C});
-    out.add_bias(hf + "mlp.c_fc.bias", p + "mlp.c_fc.bias", 4 * C, c.bias);
-    out.add(hf + "mlp.c_proj.weight", p + "mlp.c_proj.weight", {4 * C, C});
-    out.add_bias(hf + "mlp.c_proj.bias", p + "mlp.c_proj.bias", C, c.bias);
-  }
-  out.add("transformer.ln_f.weight", "ln_f.weight", {C});
-  out.add_bias("transformer.ln_f.bias", "ln_f.bias", C, c.bias);
-  return out.tensors();
 }
 
 ojson config_json(const HfSource& m) {
@@ -146,7 +84,7 @@ void export_hf(const GPT& gpt, const Tokenizer& tokenizer, const fs::path& out_d
   check_maps(model.config, *model.tokenizer);
 
   write_hf_directory(out_dir, [&](const fs::path& tmp) {
-    write_hf_safetensors(tmp / "model.safetensors", gpt2_tensors(model));
+    write_hf_safetensors(tmp / "model.safetensors", decoder_hf_tensors(gpt, gpt2_tensor_table()));
     write_file_atomic(tmp / "config.json", hf_json_text(config_json(model)));
     write_hf_generation_config(tokenizer, model.config.block_size, tmp);
     write_hf_tokenizer_files(tokenizer, model.config.block_size, tmp, chat_template);

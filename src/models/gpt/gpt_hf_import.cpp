@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/gpt/gpt.h"
+#include "models/gpt/gpt_tensors.h"
 
 namespace potop {
 
@@ -51,27 +52,10 @@ ImportedModel import_gpt2_hf(const ImportRequest& r) {
   const GPTConfig c = gpt2_config(f, out.notes);
   if (c.vocab_size != r.tokenizer.size())
     throw f.refuse("vocab_size", "the tokenizer beside it has " + std::to_string(r.tokenizer.size()) + " tokens");
-  auto gpt = std::make_unique<GPT>(c);
-  ParameterFiller fill(gpt->parameters(), r.tensors);
-  // GPT2LMHeadModel's files name the body "transformer."; GPT2Model's, and GPT-2's own on the
-  // hub, do not.
-  const std::string t = r.tensors.has("transformer.wte.weight") ? "transformer." : "";
-  fill.same("wte.weight", t + "wte.weight");
-  fill.same("wpe.weight", t + "wpe.weight");
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    for (const char* part : {"ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"})
-      for (const char* what : {".weight", ".bias"}) fill.same(p + part + what, t + p + part + what);
-    for (const char* buffer : {"attn.bias", "attn.masked_bias"})  // the causal mask, not a parameter
-      if (r.tensors.has(t + p + buffer)) fill.ignore(t + p + buffer);
-  }
-  fill.same("ln_f.weight", t + "ln_f.weight");
-  fill.same("ln_f.bias", t + "ln_f.bias");
-  if (r.tensors.has("lm_head.weight")) fill.equal("wte.weight", "lm_head.weight");
-  fill.finish("GPT-2");
-  out.config = to_json(c);
-  out.model = std::move(gpt);
-  return out;
+  ImportedModel model = imported_decoder(std::make_unique<GPT>(c), to_json(c), gpt2_tensor_table(),
+                                         ForeignFormat::kHuggingFace, r.tensors, "GPT-2");
+  model.notes.insert(model.notes.begin(), out.notes.begin(), out.notes.end());
+  return model;
 }
 
 }  // namespace potop

@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "core/error.h"
+
 #include "models/llama/llama.h"
-#include "models/llama/llama_gguf.h"
+#include "models/llama/llama_tensors.h"
 
 namespace potop {
 
@@ -43,35 +45,11 @@ ImportedModel import_llama_gguf(const ImportRequest& r) {
   if (r.tensors.has("rope_freqs.weight"))
     throw Error(r.config_file + ": tensor rope_freqs.weight scales the rotary frequencies (Llama 3.1's rope "
                 "scaling); potop's Llama rotates by rope.freq_base alone");
-  c.tie_embeddings = !r.tensors.has("output.weight");
+  c.tie_embeddings = !r.tensors.has(foreign_name(llama_tensor_table(), DecoderPart::kLmHead, ForeignFormat::kGguf));
   c = c.resolved();
   c.validate(f.file());
-  auto llama = std::make_unique<Llama>(c);
-  ParameterFiller fill(llama->parameters(), r.tensors);
-  const int D = c.head_size();
-  const int64_t Q = int64_t{c.n_head} * D, KV = int64_t{c.n_kv_head} * D;
-  const std::vector<int64_t> q_rows = rope_rows_from_interleaved(c.n_head, D), k_rows = rope_rows_from_interleaved(c.n_kv_head, D);
-  fill.same("model.embed_tokens.weight", "token_embd.weight");
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".", blk = "blk." + std::to_string(l) + ".";
-    fill.same(p + "input_layernorm.weight", blk + "attn_norm.weight");
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", blk + "attn_q.weight", 0, q_rows);
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", blk + "attn_k.weight", Q, k_rows);
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", blk + "attn_v.weight", Q + KV);
-    fill.linear(p + "self_attn.o_proj.weight", blk + "attn_output.weight");
-    fill.same(p + "post_attention_layernorm.weight", blk + "ffn_norm.weight");
-    fill.linear_columns(p + "mlp.gate_up_proj.weight", blk + "ffn_gate.weight", 0);
-    fill.linear_columns(p + "mlp.gate_up_proj.weight", blk + "ffn_up.weight", c.ffn_hidden);
-    fill.linear(p + "mlp.down_proj.weight", blk + "ffn_down.weight");
-  }
-  fill.same("model.norm.weight", "output_norm.weight");
-  if (!c.tie_embeddings) fill.same("lm_head.weight", "output.weight");
-  fill.finish("llama.cpp's llama");
-  ImportedModel out;
-  out.notes = fill.notes();
-  out.config = to_json(c);
-  out.model = std::move(llama);
-  return out;
+  return imported_decoder(std::make_unique<Llama>(c), to_json(c), llama_tensor_table(), ForeignFormat::kGguf, r.tensors,
+                          "llama.cpp's llama");
 }
 
 }  // namespace potop

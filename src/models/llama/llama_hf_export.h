@@ -26,10 +26,6 @@
 
 namespace potop {
 
-// The state dict of LlamaForCausalLM for `model`, in Hugging Face's order and (out, in) layout;
-// the GGUF writer (llama_gguf.h) renames these.
-std::vector<HfTensor> llama_hf_tensors(const Llama& model);
-
 // Writes `out_dir` as a Hugging Face Llama directory: new or empty, written beside and renamed
 // into place (write_hf_directory), so a failure leaves nothing. Throws potop::Error naming what a
 // LlamaForCausalLM cannot hold.

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/llama/llama.h"
+#include "models/llama/llama_tensors.h"
 
 namespace potop {
 
@@ -39,31 +40,8 @@ ImportedModel import_llama_hf(const ImportRequest& r) {
   const LlamaConfig c = llama_config(f);
   if (c.vocab_size != r.tokenizer.size())
     throw f.refuse("vocab_size", "the tokenizer beside it has " + std::to_string(r.tokenizer.size()) + " tokens");
-  auto llama = std::make_unique<Llama>(c);
-  ParameterFiller fill(llama->parameters(), r.tensors);
-  const int64_t Q = int64_t{c.n_head} * c.head_size(), KV = int64_t{c.n_kv_head} * c.head_size();
-  fill.same("model.embed_tokens.weight", "model.embed_tokens.weight");
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    fill.same(p + "input_layernorm.weight", p + "input_layernorm.weight");
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", p + "self_attn.q_proj.weight", 0);
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", p + "self_attn.k_proj.weight", Q);
-    fill.linear_columns(p + "self_attn.qkv_proj.weight", p + "self_attn.v_proj.weight", Q + KV);
-    fill.linear(p + "self_attn.o_proj.weight", p + "self_attn.o_proj.weight");
-    fill.same(p + "post_attention_layernorm.weight", p + "post_attention_layernorm.weight");
-    fill.linear_columns(p + "mlp.gate_up_proj.weight", p + "mlp.gate_proj.weight", 0);
-    fill.linear_columns(p + "mlp.gate_up_proj.weight", p + "mlp.up_proj.weight", c.ffn_hidden);
-    fill.linear(p + "mlp.down_proj.weight", p + "mlp.down_proj.weight");
-    if (r.tensors.has(p + "self_attn.rotary_emb.inv_freq")) fill.ignore(p + "self_attn.rotary_emb.inv_freq");
-  }
-  fill.same("model.norm.weight", "model.norm.weight");
-  if (!c.tie_embeddings) fill.same("lm_head.weight", "lm_head.weight");
-  else if (r.tensors.has("lm_head.weight")) fill.equal("model.embed_tokens.weight", "lm_head.weight");
-  fill.finish("LlamaForCausalLM");
-  ImportedModel out;
-  out.config = to_json(c);
-  out.model = std::move(llama);
-  return out;
+  return imported_decoder(std::make_unique<Llama>(c), to_json(c), llama_tensor_table(), ForeignFormat::kHuggingFace,
+                          r.tensors, "LlamaForCausalLM");
 }
 
 }  // namespace potop

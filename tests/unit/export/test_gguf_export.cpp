@@ -15,6 +15,7 @@
 #include "export/gguf_vocab.h"
 #include "tokenizer/byte_level.h"
 #include "kernels/quant.h"
+#include "models/decoder/tensor_table.h"
 #include "models/llama/llama_gguf.h"
 #include "kernels/rope.h"
 #include "support/testing.h"
