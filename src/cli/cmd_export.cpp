@@ -43,7 +43,8 @@ int export_gguf(const ExportArgs& a) {
   LoadedModel m = load_model(a.model);
   if (!m.kind->export_gguf)
     throw wrong_kind(a.model.model, *m.kind,
-                     "a GPT or a Llama, the kinds GGUF export holds (exporting a kind the format cannot hold)");
+                     kind_nouns([](const ModelKind& k) { return bool(k.export_gguf); }) +
+                         ", the kinds GGUF export holds (exporting a kind the format cannot hold)");
   const ExportResult done =
       m.kind->export_gguf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out, jinja_template(m)});
   announce(m);
@@ -57,7 +58,8 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
   if (a.out.empty()) throw Error("--out: give the directory to write");
   if (a.force) throw Error("--force: --format hf writes a new or empty directory and replaces nothing");
   LoadedModel m = load_model(a.model);
-  if (!m.kind->export_hf) throw wrong_kind(a.model.model, *m.kind, "a GPT or a Llama");
+  if (!m.kind->export_hf)
+    throw wrong_kind(a.model.model, *m.kind, kind_nouns([](const ModelKind& k) { return bool(k.export_hf); }));
   announce(m);
   const ExportResult done =
       m.kind->export_hf(*m.model, *m.tokenizer, {a.type, model_name(a.model.model), a.out, jinja_template(m)});

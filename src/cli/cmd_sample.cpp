@@ -105,7 +105,7 @@ Run add_sample(CLI::App& app) {
     if (a->tokens < 0) throw Error("--tokens must be >= 0 (got " + std::to_string(a->tokens) + ")");
     if (a->num_samples < 1) throw Error("--num-samples must be >= 1 (got " + std::to_string(a->num_samples) + ")");
     validate(a->sampling, 0);
-    LoadedModel m = load_model_for(a->model, Task::kCausalLM, "a GPT");
+    LoadedModel m = load_model_for(a->model, Task::kCausalLM, kind_nouns(Task::kCausalLM));
     CausalLM& lm = *task<CausalLM>(*m.model);
     lm.set_kv_cache_type(cache_type);
     fit_generation_threads(a->model, m.model->parameters().count());

@@ -139,8 +139,7 @@ Run add_serve(CLI::App& app) {
     LoadedModel m = load_model(a->model);
     if (CausalLM* lm = task<CausalLM>(*m.model)) lm->set_kv_cache_type(cache_type);
     if (!serve::servable(*m.kind))
-      throw wrong_kind(a->model.model, *m.kind, "a GPT, a BERT, a classifier or a translation model (the kinds potop "
-                                                "serve answers)");
+      throw wrong_kind(a->model.model, *m.kind, kind_nouns(serve::servable) + " (the kinds potop serve answers)");
     announce(m);
     // A Jinja template given with --chat-template reads the model's special tokens too.
     if (o.chat_template && o.chat_template->jinja) o.chat_template->variables = serve::special_token_texts(*m.tokenizer);

@@ -58,7 +58,7 @@ ojson tokenizer_config(const std::string& tokenizer_class, const Tokenizer& toke
     j["bos_token"] = kSpecialPieces[kBosId];
     j["eos_token"] = kSpecialPieces[kEosId];
     j["unk_token"] = kSpecialPieces[kUnkId];
-  } else if (tokenizer.kind() == "bpe" || tokenizer.kind() == "unigram") {
+  } else if (is_sentencepiece(tokenizer)) {
     // An imported SentencePiece model's own (Llama 2's <s>, </s>, <unk>; no <pad>).
     const SpecialTokens s = tokenizer.specials();
     for (const auto& [name, id] : {std::pair{"pad_token", s.pad}, {"bos_token", s.bos}, {"eos_token", s.eos}, {"unk_token", s.unk}})

@@ -19,6 +19,19 @@ int expected_vocab_size(const ModelKind& kind, const nlohmann::json& config, int
   return tokenizer_size + (kind.extra_ids ? kind.extra_ids(config) : 0);
 }
 
+std::string kind_nouns(const std::function<bool(const ModelKind&)>& which) {
+  std::vector<std::string> nouns;
+  for (const ModelKind* k : model_kinds())
+    if (which(*k)) nouns.push_back(k->noun);
+  std::string s;
+  for (size_t i = 0; i < nouns.size(); ++i) s += (i == 0 ? "" : i + 1 == nouns.size() ? " or " : ", ") + nouns[i];
+  return s;
+}
+
+std::string kind_nouns(Task task) {
+  return kind_nouns([task](const ModelKind& k) { return k.can(task); });
+}
+
 Error wrong_kind(const std::string& where, const ModelKind& kind, const std::string& wanted) {
   return Error(where + ": " + kind.description + " (kind '" + kind.name + "'), not " + wanted + "; " + kind.hint);
 }

@@ -90,6 +90,11 @@ const std::vector<const ModelKind*>& model_kinds();
 // The kind of this name; an unknown name is an Error listing the known ones.
 const ModelKind& model_kind(const std::string& name);
 
+// The nouns of the kinds `which` takes, in the table's order: "a GPT or a Llama" — what a message
+// says a command wants, read from the table rather than spelled by the command.
+std::string kind_nouns(const std::function<bool(const ModelKind&)>& which);
+std::string kind_nouns(Task task);  // the kinds that can do the task
+
 // "<where>: <description> (kind '<name>'), not <wanted>; <hint>": a command given a model of a
 // kind it cannot use, told which command takes it.
 Error wrong_kind(const std::string& where, const ModelKind& kind, const std::string& wanted);

@@ -14,9 +14,101 @@
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace potop {
+
 namespace {
-constexpr const char* kKnownKinds = "char, byte, word, bpe, unigram, byte_bpe, wordpiece";
+
+// A SentencePiece model of `kind` (bpe or unigram) from its bytes; errors name `source`.
+std::unique_ptr<Tokenizer> sentencepiece_of(std::unique_ptr<SentencePieceTokenizer> t, std::string_view kind,
+                                            const std::string& source) {
+  if (t->kind() != kind) throw Error(source + ": says " + std::string(kind) + " but holds a " + t->kind() + " model");
+  return t;
 }
+
+std::unique_ptr<Tokenizer> sentencepiece_from_json(const nlohmann::json& j, const std::string& src) {
+  const std::string kind = j["kind"].get<std::string>();
+  if (!j.contains("model") || !j["model"].is_string())
+    throw Error(src + ": the " + kind + " tokenizer has no \"model\" (base64 of a SentencePiece model)");
+  return sentencepiece_of(
+      SentencePieceTokenizer::from_model(base64_decode(j["model"].get<std::string>(), src + ": model"), src + ": model"),
+      kind, src);
+}
+
+std::unique_ptr<Tokenizer> sentencepiece_load(const std::filesystem::path& dir, const std::filesystem::path& file,
+                                              std::string_view kind) {
+  auto t = SentencePieceTokenizer::load(file);
+  if (t->kind() != kind)
+    throw Error(file.string() + ": a " + t->kind() + " model, but the directory says " + std::string(kind));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<TokenizerKindRow>& tokenizer_kind_rows() {
+  using fs_path = std::filesystem::path;
+  static const std::vector<TokenizerKindRow> kinds = {
+      {"char", "vocab.json",
+       [](const nlohmann::json& j, const std::string& src) -> std::unique_ptr<Tokenizer> {
+         if (!j.contains("vocab")) throw Error(src + ": the char tokenizer has no \"vocab\"");
+         return std::make_unique<CharTokenizer>(CharTokenizer::from_vocab_json(j["vocab"], src + ": vocab"));
+       },
+       [](const fs_path&, const fs_path& file, std::string_view) -> std::unique_ptr<Tokenizer> {
+         return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
+       }},
+      {"byte", "",
+       [](const nlohmann::json&, const std::string&) -> std::unique_ptr<Tokenizer> {
+         return std::make_unique<ByteTokenizer>();
+       },
+       [](const fs_path&, const fs_path&, std::string_view) -> std::unique_ptr<Tokenizer> {
+         return std::make_unique<ByteTokenizer>();
+       }},
+      {"word", "words.json",
+       [](const nlohmann::json& j, const std::string& src) -> std::unique_ptr<Tokenizer> {
+         return std::make_unique<WordTokenizer>(WordTokenizer::from_json(j, src));
+       },
+       [](const fs_path&, const fs_path& file, std::string_view) -> std::unique_ptr<Tokenizer> {
+         return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
+       }},
+      {"bpe", "tokenizer.model", sentencepiece_from_json, sentencepiece_load, true},
+      {"unigram", "tokenizer.model", sentencepiece_from_json, sentencepiece_load, true},
+      {"byte_bpe", "vocab.json",
+       [](const nlohmann::json& j, const std::string& src) -> std::unique_ptr<Tokenizer> {
+         return ByteBpeTokenizer::from_json(j, src);
+       },
+       [](const fs_path& dir, const fs_path&, std::string_view) -> std::unique_ptr<Tokenizer> {
+         return ByteBpeTokenizer::load(dir);
+       }},
+      {"wordpiece", "vocab.txt",
+       [](const nlohmann::json& j, const std::string& src) -> std::unique_ptr<Tokenizer> {
+         return WordPieceTokenizer::from_json(j, src);
+       },
+       [](const fs_path& dir, const fs_path&, std::string_view) -> std::unique_ptr<Tokenizer> {
+         return WordPieceTokenizer::load(dir);
+       }},
+  };
+  return kinds;
+}
+
+const TokenizerKindRow* find_tokenizer_kind(std::string_view name) {
+  for (const TokenizerKindRow& k : tokenizer_kind_rows())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+bool is_sentencepiece(const Tokenizer& tokenizer) {
+  const TokenizerKindRow* k = find_tokenizer_kind(tokenizer.kind());
+  return k && k->sentencepiece;
+}
+
+namespace {
+
+// "char, byte, ...": for errors about a kind this potop does not know.
+std::string known_kinds() {
+  std::string s;
+  for (const TokenizerKindRow& k : tokenizer_kind_rows()) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+}  // namespace
 
 Choice unknown_choice(Unknown& value) {
   return choice(value, {{Unknown::kError, "error"}, {Unknown::kSkip, "skip"}, {Unknown::kReplace, "replace"}});
@@ -56,23 +148,8 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::str
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())
     throw Error(src + ": expected a tokenizer object with a \"kind\"");
   const std::string kind = j["kind"].get<std::string>();
-  if (kind == "char") {
-    if (!j.contains("vocab")) throw Error(src + ": the char tokenizer has no \"vocab\"");
-    return std::make_unique<CharTokenizer>(CharTokenizer::from_vocab_json(j["vocab"], src + ": vocab"));
-  }
-  if (kind == "byte") return std::make_unique<ByteTokenizer>();
-  if (kind == "byte_bpe") return ByteBpeTokenizer::from_json(j, src);
-  if (kind == "wordpiece") return WordPieceTokenizer::from_json(j, src);
-  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::from_json(j, src));
-  if (kind == "bpe" || kind == "unigram") {
-    if (!j.contains("model") || !j["model"].is_string())
-      throw Error(src + ": the " + kind + " tokenizer has no \"model\" (base64 of a SentencePiece model)");
-    auto t = SentencePieceTokenizer::from_model(base64_decode(j["model"].get<std::string>(), src + ": model"),
-                                                src + ": model");
-    if (t->kind() != kind) throw Error(src + ": says " + kind + " but holds a " + t->kind() + " model");
-    return t;
-  }
-  throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: " + kKnownKinds + ")");
+  if (const TokenizerKindRow* k = find_tokenizer_kind(kind)) return k->from_json(j, src);
+  throw Error(src + ": unknown tokenizer kind '" + kind + "' (this potop knows: " + known_kinds() + ")");
 }
 
 std::vector<int> Tokenizer::special_ids() const {
@@ -84,11 +161,8 @@ std::vector<int> Tokenizer::special_ids() const {
 }
 
 std::string tokenizer_file(std::string_view kind) {
-  if (kind == "char" || kind == "byte_bpe") return "vocab.json";
-  if (kind == "word") return "words.json";
-  if (kind == "wordpiece") return "vocab.txt";
-  if (kind == "bpe" || kind == "unigram") return "tokenizer.model";
-  return "";
+  const TokenizerKindRow* k = find_tokenizer_kind(kind);
+  return k ? k->file : "";
 }
 
 std::filesystem::path tokenizer_file_in(const std::filesystem::path& dir, std::string_view kind) {
@@ -103,18 +177,8 @@ std::vector<std::string> all_tokenizer_files() {
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, std::string_view kind) {
   const std::filesystem::path file = tokenizer_file_in(dir, kind);
-  if (kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::load(file));
-  if (kind == "byte") return std::make_unique<ByteTokenizer>();
-  if (kind == "byte_bpe") return ByteBpeTokenizer::load(dir);
-  if (kind == "wordpiece") return WordPieceTokenizer::load(dir);
-  if (kind == "word") return std::make_unique<WordTokenizer>(WordTokenizer::load(file));
-  if (kind == "bpe" || kind == "unigram") {
-    auto t = SentencePieceTokenizer::load(file);
-    if (t->kind() != kind)
-      throw Error(file.string() + ": a " + t->kind() + " model, but the directory says " + std::string(kind));
-    return t;
-  }
-  throw Error(dir.string() + ": unknown tokenizer kind '" + std::string(kind) + "' (this potop knows: " + kKnownKinds +
+  if (const TokenizerKindRow* k = find_tokenizer_kind(kind)) return k->load(dir, file, kind);
+  throw Error(dir.string() + ": unknown tokenizer kind '" + std::string(kind) + "' (this potop knows: " + known_kinds() +
               ")");
 }
 

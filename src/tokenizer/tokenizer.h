@@ -8,8 +8,8 @@
 //   bpe, unigram   SentencePiece models with byte fallback (sentencepiece_tokenizer.h)
 //   byte_bpe GPT-2's byte-level BPE, from its vocab.json and merges.txt (byte_bpe_tokenizer.h)
 //   wordpiece BERT's WordPiece, from its vocab.txt or tokenizer.json (wordpiece_tokenizer.h)
-// A new kind implements this interface and adds itself to tokenizer_from_json and load_tokenizer
-// (and, if it can be trained, to train_tokenizer in train_tokenizer.h).
+// A new kind implements this interface and adds its row to tokenizer_kind_rows() (and, if it can be
+// trained, to train_tokenizer in train_tokenizer.h).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -134,6 +134,20 @@ class Tokenizer {
   // merges.txt, wordpiece vocab.txt and wordpiece.json, byte none.
   virtual void save_files(const std::filesystem::path& dir) const = 0;
 };
+
+// The table of kinds: how each is rebuilt from its JSON and loaded from a directory.
+struct TokenizerKindRow {
+  const char* name;  // Tokenizer::kind()
+  const char* file;  // its file in a directory (tokenizer_file); "" for byte, which has none
+  std::unique_ptr<Tokenizer> (*from_json)(const nlohmann::json& j, const std::string& source);
+  std::unique_ptr<Tokenizer> (*load)(const std::filesystem::path& dir, const std::filesystem::path& file,
+                                     std::string_view kind);
+  bool sentencepiece = false;  // a SentencePiece model (bpe, unigram)
+};
+const std::vector<TokenizerKindRow>& tokenizer_kind_rows();
+const TokenizerKindRow* find_tokenizer_kind(std::string_view name);  // nullptr: none of that name
+// Whether the tokenizer is a SentencePiece model (bpe or unigram).
+bool is_sentencepiece(const Tokenizer& tokenizer);
 
 // Rebuilds a tokenizer from to_json()'s object; errors name `source`.
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, std::string_view source);

@@ -67,7 +67,7 @@ fi
 
 # The commands a kind cannot take say so in one line, with the command to use.
 expect_error "sample of a translation model" 1 strict "mt" "encoder-decoder" "not a GPT" "use potop translate" -- sample -m mt -n 5
-expect_error "serve of a bag-of-words LM" 1 strict "bow" "kind 'bow'" "not a GPT, a BERT, a classifier or a translation model" -- serve -m bow --port 0
+expect_error "serve of a bag-of-words LM" 1 strict "bow" "kind 'bow'" "not a GPT, a Llama, a translation model, a BERT or a text classifier" -- serve -m bow --port 0
 # A run resumed by another kind's trainer: which command resumes it.
 expect_error "train --resume of a translation model's run" 1 strict "mt: the training run of a translation model (kind 'encoder-decoder'), not of a GPT" "resume it with potop translate train --resume mt" -- train --resume mt
 expect_error "bow train --resume of a GPT's run" 1 strict "gpt: the training run of a GPT" "resume it with potop train --resume gpt" -- bow train --resume gpt

@@ -5,7 +5,7 @@
 #include "models/bert/bert.h"
 #include "models/bert/bert_kind.h"
 #include "models/bert/masked_batches.h"
-#include "models/gpt/token_data.h"
+#include "models/decoder/text_data.h"
 #include "train/run_kit.h"
 
 namespace potop {

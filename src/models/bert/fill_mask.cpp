@@ -10,8 +10,6 @@ namespace potop {
 
 namespace {
 
-bool is_sentencepiece(const Tokenizer& tokenizer) { return tokenizer.kind() == "bpe" || tokenizer.kind() == "unigram"; }
-
 void append_text(std::vector<int>& ids, const Tokenizer& tokenizer, std::string_view text) {
   if (text.empty()) return;
   const std::vector<int> piece = tokenizer.encode(text, "the prompt");

@@ -10,26 +10,9 @@
 
 #include "core/fields.h"
 #include "models/gpt/gpt_config.h"
-#include "tokenizer/tokenizer.h"
-#include "train/run_options.h"
+#include "models/decoder/text_data.h"
 
 namespace potop {
-
-// What a model of one token sequence trains on (token_data.h): the GPT's, a Llama's and a BERT's
-// data flags, and the run's.
-struct TextDataOptions : RunOptions {
-  std::string data;
-  double val_fraction = 0.1;
-  Unknown unknown = Unknown::kError;  // characters outside a kept vocabulary (resume, new text)
-  std::string tokenizer;  // a tokenizer directory; empty: a char tokenizer of the text
-  std::string init_from;  // a model to start from (fine-tuning): its weights and tokenizer
-  std::string init_embeddings;  // word2vec vectors to start a word tokenizer's wte from
-};
-
-// The data fields alone, in --help order (the model's and the run's follow them).
-std::vector<Field> text_data_fields(TextDataOptions& options);
-// The run's checks (validate(RunOptions)) and the data's.
-void validate(const TextDataOptions& options);
 
 struct GptOptions : TextDataOptions {
   // model: its vocab_size comes from the data

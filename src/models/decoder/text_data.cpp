@@ -1,5 +1,7 @@
-#include "models/gpt/token_data.h"
+#include "models/decoder/text_data.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/error.h"
@@ -14,9 +16,38 @@
 #include "checkpoint/model_dir.h"
 #include "models/word2vec/init_embeddings.h"
 #include "tokenizer/word_tokenizer.h"
-#include <algorithm>
 
 namespace potop {
+
+std::vector<Field> text_data_fields(TextDataOptions& o) {
+  return {
+      {"data", "training text file (UTF-8)", &o.data},
+      {"val-fraction", "fraction of the text, taken from its end, held out for validation", &o.val_fraction},
+      {"unknown", "characters the vocabulary lacks, in a text a resumed or fine-tuned run trains on: error, skip or "
+                  "replace (by a space, or the first character)", unknown_choice(o.unknown)},
+      {"tokenizer", "a tokenizer directory (potop tokenizer train); default: one token per character of the text",
+       &o.tokenizer},
+      {"init-from", "fine-tune: start from this model's weights and tokenizer (a model directory or .safetensors), "
+                    "with a new optimizer and schedule", &o.init_from},
+      {"init-embeddings", "with a word --tokenizer: start the token embeddings from these word2vec vectors (a "
+                          "potop word2vec directory or a vectors .bin/.txt file, dimension n-embd)",
+       &o.init_embeddings},
+  };
+}
+
+void validate(const TextDataOptions& o) {
+  const auto require = require_option;
+  const auto num = option_number;
+  require(!o.data.empty(), "data", "is required (a UTF-8 text file to train on)");
+  validate(static_cast<const RunOptions&>(o));
+  require(o.tokenizer.empty() || o.init_from.empty(), "tokenizer",
+          "does not go with --init-from, which brings the model's own tokenizer");
+  require(o.init_embeddings.empty() || o.init_from.empty(), "init-embeddings",
+          "does not go with --init-from, which brings the model's own weights");
+  require(std::isfinite(o.val_fraction) && o.val_fraction >= 0 && o.val_fraction < 1, "val-fraction",
+          "must be in [0, 1) (got " + num(o.val_fraction) + ")");
+}
+
 
 nlohmann::json inherited_generation(const RunKit& kit, const std::string& out, const nlohmann::json* base_files) {
   nlohmann::json extra = nlohmann::json::object();

@@ -1,6 +1,6 @@
-// What a model of one token sequence trains on — the GPT, and BERT, which takes the same data
-// flags: the tokens of a text (read, encoded and split here) or of prepared data (memory-mapped
-// shards), and the tokenizer that made them.
+// What a model of one token sequence trains on — every causal decoder, and BERT, which takes the
+// same data flags: the tokens of a text (read, encoded and split here) or of prepared data
+// (memory-mapped shards), and the tokenizer that made them.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -9,14 +9,30 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/fields.h"
 #include "data/token_corpus.h"
-#include "models/gpt/gpt_options.h"
 #include "nn/parameters.h"
 #include "tokenizer/tokenizer.h"
+#include "train/run_options.h"
 
 namespace potop {
 
 class RunKit;
+
+// The data flags every decoder and BERT take, and the run's.
+struct TextDataOptions : RunOptions {
+  std::string data;
+  double val_fraction = 0.1;
+  Unknown unknown = Unknown::kError;  // characters outside a kept vocabulary (resume, new text)
+  std::string tokenizer;  // a tokenizer directory; empty: a char tokenizer of the text
+  std::string init_from;  // a model to start from (fine-tuning): its weights and tokenizer
+  std::string init_embeddings;  // word2vec vectors to start a word tokenizer's wte from
+};
+
+// The data fields alone, in --help order (the model's and the run's follow them).
+std::vector<Field> text_data_fields(TextDataOptions& options);
+// The run's checks (validate(RunOptions)) and the data's.
+void validate(const TextDataOptions& options);
 
 struct TokenData {
   std::unique_ptr<Tokenizer> tokenizer;
