@@ -19,6 +19,16 @@ namespace potop::cli {
 
 namespace {
 
+// The architectures the kinds export: llama.cpp's ("gpt2 or llama"), or Hugging Face's
+// ("GPT2LMHeadModel or LlamaForCausalLM").
+std::string foreign_architectures(bool gguf) {
+  std::string s;
+  for (const ModelKind* k : model_kinds())
+    if (gguf ? bool(k->export_gguf) : bool(k->export_hf))
+      s += (s.empty() ? "" : " or ") + (gguf ? k->gguf_architecture : k->hf_architectures.front());
+  return s;
+}
+
 struct ExportArgs {
   ModelArgs model;
   std::string format, type = "f32", out;
@@ -72,11 +82,13 @@ int export_hf_dir(const ExportArgs& a, bool type_given) {
 Run add_export(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "export",
-      "write a trained GPT or Llama in another program's format: GGUF for llama.cpp, or a Hugging Face directory");
+      "write " + kind_nouns([](const ModelKind& k) { return bool(k.export_gguf); }) +
+          " in another program's format: GGUF for llama.cpp, or a Hugging Face directory");
   auto a = std::make_shared<ExportArgs>();
   add_model_options(cmd, a->model);
   cmd->add_option("--format", a->format,
-                  "gguf (llama.cpp's gpt2 or llama architecture) or hf (a Hugging Face GPT-2 or Llama directory)")
+                  "gguf (llama.cpp's " + foreign_architectures(true) + " architecture) or hf (a Hugging Face " +
+                      foreign_architectures(false) + " directory)")
       ->required()
       ->check(CLI::IsMember({"gguf", "hf"}));
   CLI::Option* type = cmd->add_option("--type", a->type,

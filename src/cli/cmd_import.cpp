@@ -43,9 +43,14 @@ int run_import(const ImportArgs& a) {
 }  // namespace
 
 Run add_import(CLI::App& app) {
+  std::string hf, gguf;  // what the kinds read, from the table
+  for (const ModelKind* k : model_kinds()) {
+    for (const std::string& arch : k->hf_architectures) hf += (hf.empty() ? "" : ", ") + arch;
+    if (k->import_gguf) gguf += (gguf.empty() ? "" : ", ") + k->gguf_architecture;
+  }
   CLI::App* cmd = app.add_subcommand(
-      "import", "read a Hugging Face model directory (GPT-2, Llama: config.json, model.safetensors and its tokenizer "
-                "files) or a GGUF file (llama.cpp's gpt2 and llama; f32, f16, bf16, q8_0, q4_0) into a new potop model "
+      "import", "read a Hugging Face model directory (" + hf + ": config.json, model.safetensors and its tokenizer "
+                "files) or a GGUF file (llama.cpp's " + gguf + "; f32, f16, bf16, q8_0, q4_0) into a new potop model "
                 "directory");
   auto a = std::make_shared<ImportArgs>();
   cmd->add_option("source", a->src, "the Hugging Face directory (what huggingface-cli download writes), or a .gguf file")->required();

@@ -54,7 +54,7 @@ int write_attention_page(const std::string& html, const Loaded& m, const std::st
 }  // namespace
 
 Run add_attention(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text (a GPT: per layer and head; a bag-of-words LM: "
+  CLI::App* cmd = app.add_subcommand("attention", "write an HTML page of attention maps for a short text (a Transformer: per layer and head; a bag-of-words LM: "
       "its weights on the earlier words, also printed as a table; a translation model: the cross-attention of "
       "the text and its greedy translation)");
   auto a = std::make_shared<AttentionArgs>();

@@ -48,7 +48,7 @@ Run add_serve(CLI::App& app) {
   add_model_options(cmd, a->model);
   add_kv_cache_option(cmd, a->kv_cache);
   cmd->get_option("--threads")
-      ->description("threads of the model's forward passes (a GPT's batcher; the other kinds' requests, one at a "
+      ->description("threads of the model's forward passes (a causal LM's batcher; the other kinds' requests, one at a "
                     "time) (0 = half the cores, at least 1; the other cores serve the connections)");
   cmd->add_option("--host", flags.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", flags.port, "port to listen on (0 = any free port, printed on stderr)")->capture_default_str();

@@ -1,6 +1,6 @@
 #include "models/gpt/gpt_kind.h"
 
-#include "core/arena.h"
+#include "models/decoder/decoder_export.h"
 #include "models/gpt/gpt.h"
 #include "models/gpt/gpt_gguf.h"
 #include "models/gpt/gpt_gguf_import.h"
@@ -14,24 +14,6 @@ namespace {
 std::string describe_gpt(const nlohmann::json& j) {
   const GPTConfig c = config_from_json<GPTConfig>(j);
   return "GPT, " + describe_shape(c) + ", " + (c.bias ? "with" : "no") + " biases";
-}
-
-// potop export --format gguf: llama.cpp's gpt2 architecture.
-ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  ExportResult out;
-  const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
-  GgufWriter w = gpt2_gguf(dynamic_cast<const GPT&>(model), tokenizer, weights, r.name, out.notes);
-  if (!r.chat_template.empty()) w.add_string("tokenizer.chat_template", r.chat_template);
-  w.write(r.out);
-  out.summary = std::string("llama.cpp gpt2, ") + to_string(weights) + " weights, " + std::to_string(w.tensor_count()) +
-                " tensors, " + format_bytes(w.file_bytes());
-  return out;
-}
-
-// potop export --format hf: a Hugging Face GPT-2 directory.
-ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  export_hf(dynamic_cast<const GPT&>(model), tokenizer, r.out, r.chat_template);
-  return {{}, "a Hugging Face GPT-2 directory (GPT2LMHeadModel)"};
 }
 
 }  // namespace
@@ -54,8 +36,12 @@ const ModelKind& gpt_kind() {
                              std::to_string(c.head_size()) + " floats"};
       },
       .lends_body = true,
-      .export_gguf = write_gguf,
-      .export_hf = write_hf,
+      .export_gguf = [](const Model& m, const Tokenizer& t, const ExportRequest& r) {
+        return export_gguf_file<GPT>(m, t, r, gpt2_gguf, "gpt2");
+      },
+      .export_hf = [](const Model& m, const Tokenizer& t, const ExportRequest& r) {
+        return export_hf_directory<GPT>(m, t, r, export_hf, "a Hugging Face GPT-2 directory (GPT2LMHeadModel)");
+      },
       .hf_architectures = {"GPT2LMHeadModel", "GPT2Model"},
       .import_hf = import_gpt2_hf,
       .gguf_architecture = "gpt2",

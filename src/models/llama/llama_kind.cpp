@@ -1,6 +1,6 @@
 #include "models/llama/llama_kind.h"
 
-#include "core/arena.h"
+#include "models/decoder/decoder_export.h"
 #include "models/llama/llama.h"
 #include "models/llama/llama_gguf.h"
 #include "models/llama/llama_gguf_import.h"
@@ -23,24 +23,6 @@ std::string describe_llama(const nlohmann::json& j) {
          " output head";
 }
 
-// potop export --format gguf: llama.cpp's llama architecture.
-ExportResult write_gguf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  ExportResult out;
-  const GgmlType weights = parse_gguf_weight_type(r.type, "--type");
-  GgufWriter w = llama_gguf(dynamic_cast<const Llama&>(model), tokenizer, weights, r.name, out.notes);
-  if (!r.chat_template.empty()) w.add_string("tokenizer.chat_template", r.chat_template);
-  w.write(r.out);
-  out.summary = std::string("llama.cpp llama, ") + to_string(weights) + " weights, " +
-                std::to_string(w.tensor_count()) + " tensors, " + format_bytes(w.file_bytes());
-  return out;
-}
-
-// potop export --format hf: a Hugging Face Llama directory.
-ExportResult write_hf(const Model& model, const Tokenizer& tokenizer, const ExportRequest& r) {
-  export_hf(dynamic_cast<const Llama&>(model), tokenizer, r.out, r.chat_template);
-  return {{}, "a Hugging Face Llama directory (LlamaForCausalLM)"};
-}
-
 }  // namespace
 
 const ModelKind& llama_kind() {
@@ -60,8 +42,12 @@ const ModelKind& llama_kind() {
                          std::to_string(c.n_layer) + " layers × K,V × " + std::to_string(c.n_kv_head) + " K/V heads × " +
                              std::to_string(c.head_size()) + " floats"};
       },
-      .export_gguf = write_gguf,
-      .export_hf = write_hf,
+      .export_gguf = [](const Model& m, const Tokenizer& t, const ExportRequest& r) {
+        return export_gguf_file<Llama>(m, t, r, llama_gguf, "llama");
+      },
+      .export_hf = [](const Model& m, const Tokenizer& t, const ExportRequest& r) {
+        return export_hf_directory<Llama>(m, t, r, export_hf, "a Hugging Face Llama directory (LlamaForCausalLM)");
+      },
       .hf_architectures = {"LlamaForCausalLM"},
       .import_hf = import_llama_hf,
       .gguf_architecture = "llama",
