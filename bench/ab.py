@@ -1,8 +1,9 @@
 """Two potop binaries side by side, in one run: is a refactor as fast as what it replaced?
 
-    /usr/bin/python3 bench/ab.py --a OLD_POTOP --b NEW_POTOP [--rounds 3]
+    /usr/bin/python3 bench/ab.py --a OLD_POTOP --b NEW_POTOP [--rounds 3] [--arch gpt2,llama]
 
-Trains one small character GPT with A, then measures, for each binary in turn (A B A B ...):
+For each decoder architecture (--arch: gpt2 and llama by default), trains one small character
+model with A, then measures, for each binary in turn (A B A B ...):
   train       tokens/s of 40 training steps (batch 8 x 64)
   sample      tokens/s of 5000 greedy tokens, 1 thread, and of its q8_0 and q4_0 quantizations
   serve       completion tokens/s of potop serve under 4 concurrent clients for a few seconds
@@ -40,10 +41,14 @@ TRAIN = ["--n-layer", "4", "--n-head", "4", "--n-embd", "128", "--block-size", "
          "--eval-iters", "1", "--log-interval", "1000", "--threads", "1", "--seed", "1"]
 
 
-def train_rate(potop, work, data):
+# The flags of each architecture beyond TRAIN's.
+ARCH = {"gpt2": [], "llama": ["--arch", "llama", "--n-kv-head", "2"]}
+
+
+def train_rate(potop, work, data, arch):
     out = tempfile.mkdtemp(prefix="train-", dir=work)
     os.rmdir(out)  # a new run's directory
-    run([potop, "train", "--data", data, "--out", out, "--steps", "40", "--eval-interval", "1000", *TRAIN])
+    run([potop, "train", "--data", data, "--out", out, "--steps", "40", "--eval-interval", "1000", *TRAIN, *ARCH[arch]])
     records = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     rates = [r["tokens_per_s"] for r in records if r.get("kind") == "train" and "tokens_per_s" in r]
     return statistics.median(rates[5:] or rates)
@@ -93,6 +98,7 @@ def main():
     ap.add_argument("--b", required=True, help="the potop binary measured against it (after)")
     ap.add_argument("--bench", help="potop_bench, for the FMA peak of this CPU in the same run")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--arch", default="gpt2,llama", help="the architectures measured, comma-separated")
     args = ap.parse_args()
     if args.bench:
         peak = json.loads(run([args.bench, "peak", "--threads", "1", "--seconds", "0.3"]).stdout)
@@ -101,29 +107,31 @@ def main():
     with tempfile.TemporaryDirectory(prefix="potop-ab.") as work:
         data = os.path.join(work, "text.txt")
         corpus(data)
-        model = os.path.join(work, "model")
-        run([args.a, "train", "--data", data, "--out", model, "--steps", "200", "--eval-interval", "200", *TRAIN])
-        quantized = {}
-        for q in ("q8_0", "q4_0"):
-            quantized[q] = os.path.join(work, "model-" + q)
-            run([args.a, "quantize", "-m", model, "--type", q, "--out", quantized[q]])
-        workloads = {
-            "train (tokens/s)": lambda p: train_rate(p, work, data),
-            "sample f32 (tokens/s)": lambda p: sample_rate(p, model),
-            "sample q8_0 (tokens/s)": lambda p: sample_rate(p, quantized["q8_0"]),
-            "sample q4_0 (tokens/s)": lambda p: sample_rate(p, quantized["q4_0"]),
-            "serve, 4 clients (tokens/s)": lambda p: serve_rate(p, model),
-        }
-        print(f"{'workload':30} {'A':>10} {'B':>10} {'B/A':>6}  spread of A's and B's rounds")
-        for name, measure in workloads.items():
-            a, b = [], []
-            for _ in range(args.rounds):
-                a.append(measure(args.a))
-                b.append(measure(args.b))
-            ma, mb = statistics.median(a), statistics.median(b)
-            spread = lambda xs, m: (max(xs) - min(xs)) / 2 / m if m else 0  # noqa: E731
-            print(f"{name:30} {ma:10.0f} {mb:10.0f} {mb / ma:6.3f}  ±{spread(a, ma):.1%} ±{spread(b, mb):.1%}", flush=True)
-
+        print(f"{'workload':36} {'A':>10} {'B':>10} {'B/A':>6}  spread of A's and B's rounds")
+        for arch in args.arch.split(","):
+            model = os.path.join(work, "model-" + arch)
+            run([args.a, "train", "--data", data, "--out", model, "--steps", "200", "--eval-interval", "200", *TRAIN,
+                 *ARCH[arch]])
+            quantized = {}
+            for q in ("q8_0", "q4_0"):
+                quantized[q] = model + "-" + q
+                run([args.a, "quantize", "-m", model, "--type", q, "--out", quantized[q]])
+            workloads = {
+                "train (tokens/s)": lambda p: train_rate(p, work, data, arch),
+                "sample f32 (tokens/s)": lambda p: sample_rate(p, model),
+                "sample q8_0 (tokens/s)": lambda p: sample_rate(p, quantized["q8_0"]),
+                "sample q4_0 (tokens/s)": lambda p: sample_rate(p, quantized["q4_0"]),
+                "serve, 4 clients (tokens/s)": lambda p: serve_rate(p, model),
+            }
+            for name, measure in workloads.items():
+                a, b = [], []
+                for _ in range(args.rounds):
+                    a.append(measure(args.a))
+                    b.append(measure(args.b))
+                ma, mb = statistics.median(a), statistics.median(b)
+                spread = lambda xs, m: (max(xs) - min(xs)) / 2 / m if m else 0  # noqa: E731
+                print(f"{arch + ' ' + name:36} {ma:10.0f} {mb:10.0f} {mb / ma:6.3f}  ±{spread(a, ma):.1%} "
+                      f"±{spread(b, mb):.1%}", flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())

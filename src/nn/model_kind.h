@@ -37,6 +37,25 @@ struct ExportResult {
   std::vector<std::string> notes;  // lines for the user: fallbacks, what the other program does differently
   std::string summary;             // what was written: "llama.cpp gpt2, f16 weights, 28 tensors, 1.2 MB"
 };
+// potop eval: what the command was told (checked by it), for a kind whose scoring is its own.
+struct EvalRequest {
+  std::string model;    // -m as given, for messages and a translation model's default test.tsv
+  std::string data;     // the file (or prepared data directory) to score; may be empty
+  std::string split;    // prepared data: "val" (default) or "train"
+  std::string columns;  // sentence pairs: the languages of the file's columns
+  Unknown unknown = Unknown::kError;
+  bool unknown_given = false;
+  int batch_size = 16, stride = 0;
+  double mask_fraction = 0.15;  // a masked LM's
+  uint64_t seed = 1;            // a masked LM's masks
+  std::function<void()> announce = {};  // prints which checkpoint was loaded, once the input is checked
+};
+struct EvalResult {
+  nlohmann::json json;  // what --json prints
+  std::string text;     // what is printed without it
+};
+struct LoadedModel;  // checkpoint/model_dir.h
+
 // potop import: a Hugging Face directory's or a GGUF file's model as one of potop's (nn/foreign_model.h).
 using Importer = std::function<ImportedModel(const ImportRequest& request)>;
 using ExportWriter = std::function<ExportResult(const Model& model, const Tokenizer& tokenizer, const ExportRequest& request)>;
@@ -66,6 +85,9 @@ struct ModelKind {
   // How `potop eval` treats text its vocabulary lacks by default: as its trainer did (a
   // bag-of-words LM learned <unk> for the words it lacks; the others refuse them).
   Unknown scored_unknown = Unknown::kError;
+  // potop eval of a kind whose scoring is its own (a translation model's sentence pairs, a masked
+  // LM's masked tokens), in its folder; null: a language model's windows of a text.
+  std::function<EvalResult(LoadedModel& model, const EvalRequest& request)> evaluate = {};
   // Its model is a Transformer body (nn/transformer_body.h, under GPT-2's names) with a head: a
   // classifier can start from that body (classify train --init-from), causal when the model is
   // a causal LM.

@@ -606,11 +606,14 @@ void GuardedHttpServer::Loop::return_memory(Clock::time_point now) {
 
 GuardedHttpServer::GuardedHttpServer(const ConnectionLimits& limits, size_t request_threads)
     : limits_(limits), loop_(std::make_unique<Loop>(*this, request_threads)) {
-  // Blocks of 1 MiB and more (bodies near the cap, a hostile template's texts) are mapped and
-  // unmapped on their own. Left to glibc, freeing one raises the threshold to its size (up to
-  // 32 MiB) and the trim threshold to twice that, so the next ones come from a thread's arena,
-  // whose free top malloc_trim never hands back: RSS stayed 20 MB up after 1 in 3 attacks.
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Fixed thresholds for mapping large blocks on their own (a hostile template's texts of 8 MiB)
+  // and for handing back an arena's free top on free: left to glibc, freeing a large block raises
+  // the first to its size (up to 32 MiB) and the second to twice that, so the next large blocks
+  // come from a thread's arena and up to 64 MiB of its free top stays, which malloc_trim does not
+  // return either: RSS stayed 20 MB up after 1 in 3 attacks. 2 MiB: a top is trimmed now and then,
+  // not on every free of a body.
+  ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 2 << 20);
 }
 
 GuardedHttpServer::~GuardedHttpServer() = default;

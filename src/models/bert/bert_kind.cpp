@@ -1,5 +1,6 @@
 #include "models/bert/bert_kind.h"
 
+#include "models/bert/bert_eval.h"
 #include "models/bert/bert_hf_import.h"
 #include "models/bert/bert_trainer.h"
 
@@ -27,6 +28,7 @@ const ModelKind& bert_kind() {
       .describe = describe_bert,
       // [MASK] after the tokenizer's vocabulary, unless it is the tokenizer's own (an imported BERT's)
       .extra_ids = [](const nlohmann::json& j) { return j.value("mask_in_vocab", false) ? 0 : 1; },
+      .evaluate = evaluate_masked_lm,  // masked tokens
       .lends_body = true,
       .hf_architectures = {"BertForMaskedLM", "BertModel"},
       .import_hf = import_bert_hf,

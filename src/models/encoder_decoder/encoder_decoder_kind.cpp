@@ -1,6 +1,7 @@
 #include "models/encoder_decoder/encoder_decoder_kind.h"
 
 #include "models/encoder_decoder/encoder_decoder.h"
+#include "models/encoder_decoder/translation_eval.h"
 
 namespace potop {
 
@@ -30,6 +31,7 @@ const ModelKind& encoder_decoder_kind() {
       .describe = describe_encoder_decoder,
       // T5 span-corruption sentinels (potop translate pretrain) are ids past the tokenizer's.
       .extra_ids = [](const nlohmann::json& c) { return c.value("sentinels", 0); },
+      .evaluate = evaluate_pairs,  // sentence pairs, not windows of a text
   });
   return kind;
 }
