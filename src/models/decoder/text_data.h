@@ -31,6 +31,15 @@ struct TextDataOptions : RunOptions {
 
 // The data fields alone, in --help order (the model's and the run's follow them).
 std::vector<Field> text_data_fields(TextDataOptions& options);
+// A decoder's options in --help order: the data's, its model's (`model_fields` of options.model),
+// then the run's (train/run_options.h).
+template <class Options, class Config>
+std::vector<Field> decoder_option_fields(Options& options, std::vector<Field> (*model_fields)(Config&)) {
+  std::vector<Field> fields = text_data_fields(options);
+  for (Field& f : model_fields(options.model)) fields.push_back(std::move(f));
+  for (Field& f : run_option_fields(options)) fields.push_back(std::move(f));
+  return fields;
+}
 // The run's checks (validate(RunOptions)) and the data's.
 void validate(const TextDataOptions& options);
 

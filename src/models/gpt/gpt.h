@@ -3,25 +3,15 @@
 // positions, biases, the output head tied to wte — with Hugging Face GPT-2's names
 // (h.0.attn.c_attn.weight stored (in, out), ...). Its config is the Transformer body's.
 #pragma once
-#include <memory>
 
-#include "models/decoder/causal_decoder.h"
+#include "models/decoder/decoder_of.h"
 #include "models/gpt/gpt_config.h"
 
 namespace potop {
 
-class GPT final : public CausalDecoder {
- public:
-  explicit GPT(const GPTConfig& config);  // parameters zero: init_weights, or load them
-  static MemoryPlan plan(const GPTConfig& config, const BatchShape& shape);
-  static Layout parameter_layout(const GPTConfig& config);
+// The decoder's switches for a GPT config, validated (an Error naming the field).
+BodyConfig gpt_shape(const GPTConfig& config);
 
-  const GPTConfig& config() const { return config_; }
-  std::unique_ptr<Model> replica() const override;
-
- private:
-  GPT(const GPT& from, const ParameterSet& shared) : CausalDecoder(from.layers_, shared), config_(from.config_) {}
-  GPTConfig config_;
-};
+using GPT = DecoderOf<GPTConfig, gpt_shape>;
 
 }  // namespace potop

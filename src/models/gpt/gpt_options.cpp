@@ -11,12 +11,7 @@
 
 namespace potop {
 
-std::vector<Field> gpt_option_fields(GptOptions& o) {
-  std::vector<Field> fields = text_data_fields(o);
-  for (Field& f : gpt_fields(o.model)) fields.push_back(std::move(f));
-  for (Field& f : run_option_fields(o)) fields.push_back(std::move(f));
-  return fields;
-}
+std::vector<Field> gpt_option_fields(GptOptions& o) { return decoder_option_fields(o, gpt_fields); }
 
 GPTConfig GptOptions::model_config(int vocab_size) const {
   GPTConfig c = model;

@@ -13,25 +13,12 @@
 // (model.layers.<l>.self_attn.o_proj.weight, ...), stored (in, out) like every potop matrix, with
 // q/k/v_proj fused into qkv_proj and gate/up_proj into gate_up_proj (llama_body's names).
 #pragma once
-#include <memory>
 
-#include "models/decoder/causal_decoder.h"
+#include "models/decoder/decoder_of.h"
 #include "models/llama/llama_config.h"
 
 namespace potop {
 
-class Llama final : public CausalDecoder {
- public:
-  explicit Llama(const LlamaConfig& config);  // a resolved config; parameters zero: init_weights, or load them
-  static MemoryPlan plan(const LlamaConfig& config, const BatchShape& shape);
-  static Layout parameter_layout(const LlamaConfig& config);
-
-  const LlamaConfig& config() const { return config_; }
-  std::unique_ptr<Model> replica() const override;
-
- private:
-  Llama(const Llama& from, const ParameterSet& shared) : CausalDecoder(from.layers_, shared), config_(from.config_) {}
-  LlamaConfig config_;
-};
+using Llama = DecoderOf<LlamaConfig, llama_body>;
 
 }  // namespace potop

@@ -5,12 +5,7 @@
 
 namespace potop {
 
-std::vector<Field> llama_option_fields(LlamaOptions& o) {
-  std::vector<Field> fields = text_data_fields(o);
-  for (Field& f : llama_fields(o.model)) fields.push_back(std::move(f));
-  for (Field& f : run_option_fields(o)) fields.push_back(std::move(f));
-  return fields;
-}
+std::vector<Field> llama_option_fields(LlamaOptions& o) { return decoder_option_fields(o, llama_fields); }
 
 LlamaConfig LlamaOptions::model_config(int vocab_size) const {
   LlamaConfig c = model.resolved();
